@@ -1,0 +1,407 @@
+//! The `kubewhy` command line: argument parsing (clap), output formatting and exit codes.
+//! Every subcommand is a thin shell over [`kubewhy_engine`]; no domain logic lives here.
+//!
+//! Exit codes: 0 success; 1 the command ran and found a problem (lint errors, an
+//! unknown entity, a failed query); 2 bad usage or bad input (clap errors, empty
+//! or oversized input, unreadable files); 3 the knowledge could not be loaded.
+//! A closed stdout (broken pipe) is not an error.
+
+mod render;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand, ValueEnum};
+use kubewhy_engine::diagnose::DiagnoseOptions;
+use kubewhy_engine::graph::QueryLimits;
+use kubewhy_engine::knowledge::{self, Diagnostic, Severity, SourceFile};
+use kubewhy_engine::model::{Kind, Version};
+use kubewhy_engine::Engine;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Exit code: success.
+pub const EXIT_OK: i32 = 0;
+/// Exit code: the command ran and found a problem.
+pub const EXIT_PROBLEM: i32 = 1;
+/// Exit code: bad usage or bad input.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code: the knowledge could not be loaded.
+pub const EXIT_KNOWLEDGE: i32 = 3;
+
+/// kubewhy: why is my Kubernetes cluster doing this?
+#[derive(Debug, Parser)]
+#[command(name = "kubewhy", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    /// Also load this directory of knowledge files on top of the built-in graph (your own runbooks).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub knowledge: Option<PathBuf>,
+    /// When to colour text output (auto: only on a terminal, and never when NO_COLOR is set).
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// `--color` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// Colour on a terminal unless NO_COLOR is set.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// Readable text.
+    Text,
+    /// One JSON document.
+    Json,
+    /// Markdown.
+    Markdown,
+}
+
+/// Output formats of `sparql`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SparqlOutput {
+    /// An aligned table (N-Triples for CONSTRUCT/DESCRIBE).
+    Table,
+    /// JSON.
+    Json,
+    /// CSV (SELECT only).
+    Csv,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Diagnose a symptom: an error, event lines, `kubectl describe` output or a question.
+    Why {
+        /// The symptom text; `-` reads standard input. Several words are joined with spaces.
+        #[arg(required = true, num_args = 1.., value_name = "TEXT")]
+        text: Vec<String>,
+        /// The cluster's Kubernetes version ("1.30"); failure modes that do not apply to it are left out.
+        #[arg(long = "k8s-version", value_name = "VERSION", value_parser = parse_version)]
+        k8s_version: Option<Version>,
+        /// How many candidates to show.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=50))]
+        top: u16,
+        /// Output format.
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+    /// Show one entity (by id, name, alias or words) with its relations both ways.
+    Explain {
+        /// An id (`component/kubelet`), a name (`kubelet`, "watch cache") or words.
+        #[arg(required = true, num_args = 1.., value_name = "ID_OR_NAME")]
+        query: Vec<String>,
+        /// Output format.
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+    /// Full-text search over the graph.
+    Search {
+        /// Words to search for.
+        #[arg(required = true, num_args = 1.., value_name = "TEXT")]
+        text: Vec<String>,
+        /// Only entities of this kind (component, loop, field, metric, failure-mode, symptom, check, fix, concept, myth).
+        #[arg(long, value_parser = parse_kind)]
+        kind: Option<Kind>,
+        /// How many hits to show.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        /// Output format.
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+    /// Run a read-only SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE). Prefixes kw:, id:, rdf:, rdfs: are predeclared.
+    Sparql {
+        /// The query; `-` reads standard input, `@FILE` reads a file.
+        #[arg(value_name = "QUERY")]
+        query: String,
+        /// Output format.
+        #[arg(long, short, value_enum, default_value_t = SparqlOutput::Table)]
+        output: SparqlOutput,
+        /// Time limit in seconds.
+        #[arg(long, default_value_t = 10)]
+        timeout: u64,
+        /// Row limit.
+        #[arg(long, default_value_t = 10_000)]
+        max_rows: usize,
+    },
+    /// Check knowledge files: unknown keys, duplicate ids, dangling references, bad versions, missing fields.
+    Lint {
+        /// The knowledge directory; without it, the built-in knowledge (plus --knowledge) is checked.
+        #[arg(value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Output format (text or json).
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+    /// Counts of entities per kind and of failure modes per area.
+    Stats {
+        /// Output format.
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+    /// Write the whole graph as RDF.
+    Export {
+        /// turtle, ntriples, nquads or rdfxml.
+        #[arg(long, default_value = "turtle")]
+        format: String,
+    },
+}
+
+fn parse_version(s: &str) -> Result<Version, String> {
+    Version::parse(s)
+}
+
+fn parse_kind(s: &str) -> Result<Kind, String> {
+    Kind::from_prefix(s).ok_or_else(|| {
+        format!("unknown kind `{s}` (one of {})", Kind::ALL.iter().map(|k| k.prefix()).collect::<Vec<_>>().join(", "))
+    })
+}
+
+/// The knowledge files embedded in the binary, as [`SourceFile`]s sorted by path.
+pub fn builtin_sources() -> Vec<SourceFile> {
+    fn walk(dir: &kubewhy_knowledge::Dir<'static>, out: &mut Vec<SourceFile>) {
+        for f in dir.files() {
+            let path = f.path().to_string_lossy().replace('\\', "/");
+            let name = path.rsplit('/').next().unwrap_or("");
+            if knowledge::is_knowledge_file(name) && !path.starts_with("src/") {
+                if let Some(text) = f.contents_utf8() {
+                    out.push(SourceFile { path, text: text.to_string() });
+                }
+            }
+        }
+        for d in dir.dirs() {
+            walk(d, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&kubewhy_knowledge::KNOWLEDGE, &mut out);
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// Loads the built-in knowledge plus an optional directory on top.
+///
+/// # Errors
+/// When the directory cannot be read, or the knowledge has errors (all listed).
+pub fn load_engine(extra: Option<&std::path::Path>) -> anyhow::Result<(Engine, Vec<Diagnostic>)> {
+    let mut files = builtin_sources();
+    if let Some(dir) = extra {
+        let more = knowledge::read_dir(dir)?;
+        let prefix = dir.display().to_string();
+        files.extend(more.into_iter().map(|f| SourceFile { path: format!("{prefix}/{}", f.path), text: f.text }));
+    }
+    match Engine::from_sources(files) {
+        Ok(x) => Ok(x),
+        Err(kubewhy_engine::EngineError::Invalid(diags)) => {
+            let list: Vec<String> = diags.iter().filter(|d| d.severity == Severity::Error).map(|d| d.to_string()).collect();
+            anyhow::bail!("the knowledge has {} error(s):\n{}", list.len(), list.join("\n"))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Where command output goes, with colour decided once.
+pub struct Io<'a> {
+    /// Standard input (for `-`).
+    pub stdin: &'a mut dyn Read,
+    /// Standard output.
+    pub stdout: &'a mut dyn Write,
+    /// Standard error.
+    pub stderr: &'a mut dyn Write,
+    /// Whether stdout is a terminal (used by `--color auto`).
+    pub stdout_is_terminal: bool,
+}
+
+fn color_enabled(when: ColorWhen, is_tty: bool) -> bool {
+    match when {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    }
+}
+
+fn write_out(io: &mut Io<'_>, text: &str, color: bool) -> std::io::Result<()> {
+    if color {
+        io.stdout.write_all(text.as_bytes())
+    } else {
+        write!(io.stdout, "{}", anstream::adapter::strip_str(text))
+    }
+}
+
+fn read_text(words: &[String], stdin: &mut dyn Read) -> anyhow::Result<String> {
+    if words.len() == 1 && words[0] == "-" {
+        let mut buf = Vec::new();
+        stdin.read_to_end(&mut buf).context("cannot read standard input")?;
+        return String::from_utf8(buf).map_err(|e| anyhow::anyhow!("standard input is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()));
+    }
+    Ok(words.join(" "))
+}
+
+/// Runs the CLI with parsed arguments; returns the exit code. Errors are written to `io.stderr`.
+pub fn run(cli: Cli, io: &mut Io<'_>) -> i32 {
+    match run_inner(cli, io) {
+        Ok(code) => code,
+        Err(e) => {
+            if e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) {
+                return EXIT_OK;
+            }
+            let code = e.downcast_ref::<Exit>().map(|x| x.0).unwrap_or(EXIT_USAGE);
+            let _ = writeln!(io.stderr, "kubewhy: error: {e:#}");
+            code
+        }
+    }
+}
+
+/// An error carrying its exit code.
+#[derive(Debug)]
+struct Exit(i32, String);
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.1)
+    }
+}
+
+impl std::error::Error for Exit {}
+
+fn fail(code: i32, msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Exit(code, msg.into()))
+}
+
+fn engine(cli_knowledge: Option<&std::path::Path>) -> anyhow::Result<Engine> {
+    load_engine(cli_knowledge).map(|(e, _)| e).map_err(|e| fail(EXIT_KNOWLEDGE, format!("{e:#}")))
+}
+
+fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
+    let color = color_enabled(cli.color, io.stdout_is_terminal);
+    let kdir = cli.knowledge.clone();
+    match cli.command {
+        Command::Why { text, k8s_version, top, output } => {
+            let input = read_text(&text, io.stdin)?;
+            let engine = engine(kdir.as_deref())?;
+            let d = engine
+                .diagnose(&input, DiagnoseOptions { k8s_version, top: usize::from(top) })
+                .map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
+            let text = match output {
+                Output::Json => serde_json::to_string_pretty(&d)? + "\n",
+                Output::Markdown => render::diagnosis_markdown(&d),
+                Output::Text => render::diagnosis_text(&d),
+            };
+            write_out(io, &text, color && output == Output::Text)?;
+            Ok(EXIT_OK)
+        }
+        Command::Explain { query, output } => {
+            let engine = engine(kdir.as_deref())?;
+            let q = query.join(" ");
+            let x = engine.explain(&q).map_err(|e| fail(EXIT_PROBLEM, e.to_string()))?;
+            let text = match output {
+                Output::Json => serde_json::to_string_pretty(&x)? + "\n",
+                Output::Markdown => render::explanation_markdown(&x, &engine),
+                Output::Text => render::explanation_text(&x, &engine),
+            };
+            write_out(io, &text, color && output == Output::Text)?;
+            Ok(EXIT_OK)
+        }
+        Command::Search { text, kind, limit, output } => {
+            let engine = engine(kdir.as_deref())?;
+            let kinds = kind.map(|k| vec![k]);
+            let hits = engine.search(&text.join(" "), kinds.as_deref(), limit.max(1));
+            let text = match output {
+                Output::Json => {
+                    let rows: Vec<serde_json::Value> = hits
+                        .iter()
+                        .filter_map(|h| engine.knowledge().get(&h.id).map(|e| (h, e)))
+                        .map(|(h, e)| serde_json::json!({"id": h.id, "kind": e.kind.prefix(), "title": e.title, "score": h.score, "summary": e.summary(200)}))
+                        .collect();
+                    serde_json::to_string_pretty(&serde_json::json!({"query": text.join(" "), "hits": rows}))? + "\n"
+                }
+                _ => render::search_text(&hits, &engine, output == Output::Markdown),
+            };
+            write_out(io, &text, color && output == Output::Text)?;
+            if hits.is_empty() {
+                let _ = writeln!(io.stderr, "kubewhy: no entity matches `{}`", text.trim());
+                return Ok(EXIT_PROBLEM);
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Sparql { query, output, timeout, max_rows } => {
+            let q = if query == "-" {
+                read_text(&["-".to_string()], io.stdin)?
+            } else if let Some(path) = query.strip_prefix('@') {
+                std::fs::read_to_string(path).with_context(|| format!("cannot read query file {path}"))?
+            } else {
+                query
+            };
+            let engine = engine(kdir.as_deref())?;
+            let out = engine
+                .sparql(&q, QueryLimits { timeout: Duration::from_secs(timeout.max(1)), max_rows: max_rows.max(1) })
+                .map_err(|e| fail(EXIT_PROBLEM, e.to_string()))?;
+            let text = render::sparql(&out, output)?;
+            write_out(io, &text, false)?;
+            Ok(EXIT_OK)
+        }
+        Command::Lint { dir, output } => {
+            let (files, label) = match &dir {
+                Some(d) => (knowledge::read_dir(d).map_err(|e| fail(EXIT_USAGE, e.to_string()))?, d.display().to_string()),
+                None => {
+                    let mut files = builtin_sources();
+                    if let Some(k) = &kdir {
+                        let more = knowledge::read_dir(k).map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
+                        files.extend(more.into_iter().map(|f| SourceFile { path: format!("{}/{}", k.display(), f.path), text: f.text }));
+                    }
+                    (files, "built-in knowledge".to_string())
+                }
+            };
+            let n_files = files.len();
+            let (kb, diags) = knowledge::load_sources(files);
+            let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
+            let warnings = diags.len() - errors;
+            let text = match output {
+                Output::Json => {
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "knowledge": label, "files": n_files, "entities": kb.len(),
+                        "errors": errors, "warnings": warnings, "problems": diags,
+                    }))? + "\n"
+                }
+                _ => {
+                    let mut s = String::new();
+                    for d in &diags {
+                        s.push_str(&format!("{}/{d}\n", if dir.is_some() { label.trim_end_matches('/') } else { "knowledge" }));
+                    }
+                    s.push_str(&format!(
+                        "{label}: {n_files} files, {} entities, {errors} error(s), {warnings} warning(s)\n",
+                        kb.len()
+                    ));
+                    s
+                }
+            };
+            write_out(io, &text, false)?;
+            Ok(if errors > 0 { EXIT_PROBLEM } else { EXIT_OK })
+        }
+        Command::Stats { output } => {
+            let engine = engine(kdir.as_deref())?;
+            let s = engine.stats();
+            let text = match output {
+                Output::Json => serde_json::to_string_pretty(&s)? + "\n",
+                _ => render::stats_text(&s),
+            };
+            write_out(io, &text, false)?;
+            Ok(EXIT_OK)
+        }
+        Command::Export { format } => {
+            let engine = engine(kdir.as_deref())?;
+            let text = engine.graph().export(&format).map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
+            write_out(io, &text, false)?;
+            Ok(EXIT_OK)
+        }
+    }
+}

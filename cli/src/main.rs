@@ -1,0 +1,29 @@
+//! The `kubewhy` binary: parses arguments, sets up logging to stderr and runs [`kubewhy_cli::run`].
+
+use clap::Parser;
+use std::io::IsTerminal;
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("KUBEWHY_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = match kubewhy_cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { kubewhy_cli::EXIT_USAGE } else { kubewhy_cli::EXIT_OK };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let stdout = std::io::stdout();
+    let is_tty = stdout.is_terminal();
+    let mut out = stdout.lock();
+    let mut err = std::io::stderr();
+    let mut stdin = std::io::stdin();
+    let code = kubewhy_cli::run(
+        cli,
+        &mut kubewhy_cli::Io { stdin: &mut stdin, stdout: &mut out, stderr: &mut err, stdout_is_terminal: is_tty },
+    );
+    std::process::exit(code);
+}

@@ -1,0 +1,479 @@
+//! Text and Markdown rendering of engine results. Text may carry ANSI styles; the caller
+//! strips them when colour is off.
+
+use crate::SparqlOutput;
+use anstyle::{AnsiColor, Style};
+use kubewhy_engine::diagnose::{Candidate, Diagnosis};
+use kubewhy_engine::graph::QueryOutput;
+use kubewhy_engine::model::KindData;
+use kubewhy_engine::search::Hit;
+use kubewhy_engine::{Engine, Explanation, Stats};
+use std::fmt::Write as _;
+
+fn paint(style: Style, text: &str) -> String {
+    format!("{}{text}{}", style.render(), style.render_reset())
+}
+
+fn bold(t: &str) -> String {
+    paint(Style::new().bold(), t)
+}
+
+fn dim(t: &str) -> String {
+    paint(Style::new().dimmed(), t)
+}
+
+fn color(c: AnsiColor, t: &str) -> String {
+    paint(Style::new().fg_color(Some(c.into())), t)
+}
+
+fn confidence_color(c: f64) -> AnsiColor {
+    if c >= 0.6 {
+        AnsiColor::Green
+    } else if c >= 0.3 {
+        AnsiColor::Yellow
+    } else {
+        AnsiColor::Red
+    }
+}
+
+fn signals_line(d: &Diagnosis) -> String {
+    let s = &d.signals;
+    let mut parts = Vec::new();
+    if !s.event_reasons.is_empty() {
+        parts.push(format!("event reasons {}", s.event_reasons.join(", ")));
+    }
+    if !s.status_reasons.is_empty() {
+        parts.push(format!("status reasons {}", s.status_reasons.join(", ")));
+    }
+    if !s.exit_codes.is_empty() {
+        parts.push(format!("exit codes {}", s.exit_codes.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")));
+    }
+    if !s.http_codes.is_empty() {
+        parts.push(format!("HTTP {}", s.http_codes.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")));
+    }
+    if !s.metrics.is_empty() {
+        parts.push(format!("metrics {}", s.metrics.join(", ")));
+    }
+    if !s.versions.is_empty() {
+        parts.push(format!("versions {}", s.versions.join(", ")));
+    }
+    if !s.templates.is_empty() {
+        parts.push(format!("{} known message(s)", s.templates.len()));
+    }
+    if parts.is_empty() {
+        "none recognised".to_string()
+    } else {
+        parts.join("; ")
+    }
+}
+
+fn chain_line(c: &Candidate) -> String {
+    c.chain
+        .iter()
+        .map(|s| match s.relation.as_str() {
+            "causedBy" => format!("← caused by {}", s.title),
+            _ => s.title.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(" → ")
+        .replace(" → ← ", " ← ")
+}
+
+/// Renders a diagnosis for a terminal.
+pub(crate) fn diagnosis_text(d: &Diagnosis) -> String {
+    let mut o = String::new();
+    let version = d.k8s_version.as_deref().map(|v| format!("Kubernetes {v}")).unwrap_or_else(|| "any Kubernetes version".into());
+    let _ = writeln!(o, "{} {}  ({version}; input style: {})", bold("kubewhy why"), dim(&format!("{} bytes", d.input_bytes)), d.signals.input_style);
+    let _ = writeln!(o, "{} {}", bold("Signals:"), signals_line(d));
+    for n in &d.notices {
+        let _ = writeln!(o, "{} {n}", color(AnsiColor::Yellow, "note:"));
+    }
+    if d.candidates.is_empty() {
+        let _ = writeln!(o, "\nNo failure mode in the graph matches this input.");
+        return o;
+    }
+    for c in &d.candidates {
+        let full = c.rank <= 3;
+        let _ = writeln!(
+            o,
+            "\n{} {}  {}  {}",
+            bold(&format!("{}.", c.rank)),
+            bold(&c.title),
+            color(confidence_color(c.confidence), &format!("confidence {:.2}", c.confidence)),
+            dim(&c.id)
+        );
+        let comp = c.component.as_ref().map(|x| x.title.as_str()).unwrap_or("-");
+        let lp = c.loop_.as_ref().map(|x| x.title.as_str()).unwrap_or("-");
+        let _ = writeln!(o, "   area {} · loop {} · component {} · applies {}", c.area, lp, comp, c.applies.description);
+        let _ = writeln!(o, "   {} {}", dim("mechanism:"), chain_line(c));
+        if let Some(ev) = c.evidence.first() {
+            let _ = writeln!(o, "   {} {} `{}`", dim("evidence:"), ev.matched, ev.value);
+        }
+        if !full {
+            continue;
+        }
+        if !c.summary.is_empty() {
+            let _ = writeln!(o, "   {}", c.summary);
+        }
+        if !c.checks.is_empty() {
+            let _ = writeln!(o, "   {}", bold("Checks:"));
+            for k in &c.checks {
+                let tag = if k.distinguishes.is_empty() { String::new() } else { color(AnsiColor::Cyan, " [tells apart]") };
+                match &k.command {
+                    Some(cmd) => {
+                        let _ = writeln!(o, "     • {}{tag}\n       $ {}\n       look for: {}", k.title, color(AnsiColor::Cyan, cmd), k.look_for);
+                    }
+                    None => {
+                        let _ = writeln!(o, "     • {}{tag}\n       look for: {}", k.title, k.look_for);
+                    }
+                }
+            }
+        }
+        if !c.fixes.is_empty() {
+            let _ = writeln!(o, "   {}", bold("Fixes:"));
+            for f in &c.fixes {
+                let _ = writeln!(o, "     • {} (risk {})", f.action, f.risk);
+                if let Some(cmd) = &f.command {
+                    let _ = writeln!(o, "       $ {}", color(AnsiColor::Cyan, cmd));
+                }
+            }
+        }
+        if !c.references.is_empty() {
+            let refs: Vec<&str> = c.references.iter().take(4).map(String::as_str).collect();
+            let _ = writeln!(o, "   {} {}", dim("references:"), refs.join(", "));
+        }
+    }
+    if !d.distinguishing_checks.is_empty() {
+        let _ = writeln!(o, "\n{}", bold("To tell the top candidates apart:"));
+        for k in &d.distinguishing_checks {
+            let cmd = k.command.as_deref().map(|c| format!(" — $ {c}")).unwrap_or_default();
+            let _ = writeln!(o, "  • {}{cmd}\n    confirms {} if: {}", k.title, k.confirms, k.look_for);
+        }
+    }
+    o
+}
+
+/// Renders a diagnosis as Markdown.
+pub(crate) fn diagnosis_markdown(d: &Diagnosis) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# kubewhy diagnosis\n");
+    let _ = writeln!(o, "- Kubernetes version: {}", d.k8s_version.as_deref().unwrap_or("any"));
+    let _ = writeln!(o, "- Signals: {}", signals_line(d));
+    for n in &d.notices {
+        let _ = writeln!(o, "- Note: {n}");
+    }
+    if d.candidates.is_empty() {
+        let _ = writeln!(o, "\nNo failure mode in the graph matches this input.");
+    }
+    for c in &d.candidates {
+        let _ = writeln!(o, "\n## {}. {} (confidence {:.2})\n", c.rank, c.title, c.confidence);
+        let _ = writeln!(o, "`{}` · area {} · applies {}\n", c.id, c.area, c.applies.description);
+        let _ = writeln!(o, "**Mechanism:** {}\n", chain_line(c));
+        if !c.summary.is_empty() {
+            let _ = writeln!(o, "{}\n", c.summary);
+        }
+        if !c.checks.is_empty() {
+            let _ = writeln!(o, "**Checks**\n");
+            for k in &c.checks {
+                let cmd = k.command.as_deref().map(|c| format!(": `{c}`")).unwrap_or_default();
+                let _ = writeln!(o, "- {}{cmd} — look for: {}", k.title, k.look_for);
+            }
+            o.push('\n');
+        }
+        if !c.fixes.is_empty() {
+            let _ = writeln!(o, "**Fixes**\n");
+            for f in &c.fixes {
+                let cmd = f.command.as_deref().map(|c| format!(" (`{c}`)")).unwrap_or_default();
+                let _ = writeln!(o, "- {}{cmd} — risk {}", f.action, f.risk);
+            }
+            o.push('\n');
+        }
+        if !c.references.is_empty() {
+            let _ = writeln!(o, "**References:** {}", c.references.join(", "));
+        }
+    }
+    o
+}
+
+fn kind_details(x: &Explanation) -> Vec<(String, String)> {
+    let e = &x.entity;
+    let mut v = Vec::new();
+    match &e.data {
+        KindData::Metric { name, metric_type, stability, labels, bad_value, .. } => {
+            v.push(("metric".into(), format!("{name} ({metric_type}{})", stability.as_deref().map(|s| format!(", {s}")).unwrap_or_default())));
+            if !labels.is_empty() {
+                v.push(("labels".into(), labels.join(", ")));
+            }
+            if let Some(b) = bad_value {
+                v.push(("bad value".into(), b.clone()));
+            }
+        }
+        KindData::Field { object, path, .. } => v.push(("field".into(), format!("{object}.{path}"))),
+        KindData::Symptom(s) => {
+            v.push(("signal".into(), s.signal.as_str().into()));
+            if let Some(t) = &s.text {
+                v.push(("text".into(), t.clone()));
+            }
+            if let Some(r) = &s.reason {
+                v.push(("reason".into(), r.clone()));
+            }
+            if let Some(c) = s.code {
+                v.push(("code".into(), c.to_string()));
+            }
+            if let Some(src) = &s.source {
+                v.push(("emitted by".into(), src.clone()));
+            }
+        }
+        KindData::Check { command, look_for, .. } => {
+            if let Some(c) = command {
+                v.push(("command".into(), c.clone()));
+            }
+            v.push(("look for".into(), look_for.clone()));
+        }
+        KindData::Fix { action, command, risk } => {
+            v.push(("action".into(), action.clone()));
+            if let Some(c) = command {
+                v.push(("command".into(), c.clone()));
+            }
+            v.push(("risk".into(), risk.clone()));
+        }
+        KindData::Myth { correction, .. } => v.push(("correction".into(), correction.clone())),
+        KindData::FailureMode(fm) => v.push(("area".into(), fm.area.clone())),
+        _ => {}
+    }
+    if e.applies.since.is_some() || e.applies.until.is_some() {
+        v.push(("applies".into(), e.applies.describe()));
+    }
+    if !e.aliases.is_empty() {
+        v.push(("aliases".into(), e.aliases.join(", ")));
+    }
+    if !e.keps.is_empty() {
+        v.push(("KEPs".into(), e.keps.iter().map(|k| format!("KEP-{k}")).collect::<Vec<_>>().join(", ")));
+    }
+    if !e.feature_gates.is_empty() {
+        v.push(("feature gates".into(), e.feature_gates.join(", ")));
+    }
+    v
+}
+
+/// Human label for a relation seen from the entity.
+fn relation_label(property: &str, incoming: bool) -> String {
+    let s = match (property, incoming) {
+        ("partOf", false) => "part of",
+        ("partOf", true) => "has parts",
+        ("talksTo", false) => "talks to",
+        ("talksTo", true) => "talked to by",
+        ("reads", false) => "reads",
+        ("reads", true) => "read by",
+        ("writes", false) => "writes",
+        ("writes", true) => "written by",
+        ("emits", false) => "emits",
+        ("emits", true) => "emitted by",
+        ("exposedBy", false) => "exposed by",
+        ("exposedBy", true) => "exposes metrics",
+        ("involves", false) => "involves",
+        ("involves", true) => "failure modes involving it",
+        ("inLoop", false) => "in loop",
+        ("inLoop", true) => "failure modes in this loop",
+        ("concernsField", false) => "concerns field",
+        ("concernsField", true) => "failure modes concerning it",
+        ("observableVia", false) => "observable via",
+        ("observableVia", true) => "reveals failure modes",
+        ("manifestsAs", false) => "manifests as",
+        ("manifestsAs", true) => "symptom of",
+        ("diagnosedBy", false) => "diagnosed by",
+        ("diagnosedBy", true) => "diagnoses",
+        ("fixedBy", false) => "fixed by",
+        ("fixedBy", true) => "fixes",
+        ("causedBy", false) => "caused by",
+        ("causedBy", true) => "causes",
+        ("leadsTo", false) => "leads to",
+        ("leadsTo", true) => "follows from",
+        ("hasUpstreamCause", false) => "upstream causes (all hops)",
+        ("hasUpstreamCause", true) => "downstream effects (all hops)",
+        ("describedIn", false) => "described in",
+        ("gatedBy", false) => "gated by",
+        ("concerns", false) => "concerns",
+        ("concerns", true) => "myths about it",
+        ("seeAlso", _) => "see also",
+        (p, true) => return format!("{p} (incoming)"),
+        (p, false) => return p.to_string(),
+    };
+    s.to_string()
+}
+
+fn grouped(x: &Explanation, incoming: bool) -> Vec<(String, Vec<String>)> {
+    let rels = if incoming { &x.incoming } else { &x.outgoing };
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for r in rels {
+        let label = relation_label(&r.property, incoming);
+        let item = format!("{} ({})", r.title, r.id);
+        match groups.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, v)) => v.push(item),
+            None => groups.push((label, vec![item])),
+        }
+    }
+    groups
+}
+
+/// Renders an explanation for a terminal.
+pub(crate) fn explanation_text(x: &Explanation, engine: &Engine) -> String {
+    let e = &x.entity;
+    let mut o = String::new();
+    let _ = writeln!(o, "{}  {}  {}", bold(&e.title), dim(&e.id), dim(&format!("[{}]", e.location)));
+    for (k, v) in kind_details(x) {
+        let _ = writeln!(o, "  {} {v}", dim(&format!("{k}:")));
+    }
+    if !e.body.is_empty() {
+        let _ = writeln!(o, "\n{}\n", e.body.trim());
+    }
+    for incoming in [false, true] {
+        for (label, items) in grouped(x, incoming) {
+            let _ = writeln!(o, "{}", bold(&format!("{label}:")));
+            for i in items {
+                let _ = writeln!(o, "  • {i}");
+            }
+        }
+    }
+    // For components, also the failure modes reached through their loops.
+    if e.kind == kubewhy_engine::model::Kind::Component {
+        let via_loops: Vec<String> = x
+            .incoming
+            .iter()
+            .filter(|r| r.property == "partOf" && r.kind == "loop")
+            .flat_map(|r| engine.explain(&r.id).map(|lx| lx.incoming).unwrap_or_default())
+            .filter(|r| r.property == "inLoop")
+            .map(|r| format!("{} ({})", r.title, r.id))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if !via_loops.is_empty() {
+            let _ = writeln!(o, "{}", bold("failure modes in its loops:"));
+            for i in via_loops {
+                let _ = writeln!(o, "  • {i}");
+            }
+        }
+    }
+    if !e.references.is_empty() {
+        let _ = writeln!(o, "{}", bold("references:"));
+        for r in &e.references {
+            let _ = writeln!(o, "  • {r}");
+        }
+    }
+    o
+}
+
+/// Renders an explanation as Markdown.
+pub(crate) fn explanation_markdown(x: &Explanation, _engine: &Engine) -> String {
+    let e = &x.entity;
+    let mut o = String::new();
+    let _ = writeln!(o, "# {}\n\n`{}`\n", e.title, e.id);
+    for (k, v) in kind_details(x) {
+        let _ = writeln!(o, "- **{k}:** {v}");
+    }
+    if !e.body.is_empty() {
+        let _ = writeln!(o, "\n{}\n", e.body.trim());
+    }
+    for incoming in [false, true] {
+        for (label, items) in grouped(x, incoming) {
+            let _ = writeln!(o, "\n## {label}\n");
+            for i in items {
+                let _ = writeln!(o, "- {i}");
+            }
+        }
+    }
+    if !e.references.is_empty() {
+        let _ = writeln!(o, "\n## References\n");
+        for r in &e.references {
+            let _ = writeln!(o, "- {r}");
+        }
+    }
+    o
+}
+
+/// Renders search hits.
+pub(crate) fn search_text(hits: &[Hit], engine: &Engine, markdown: bool) -> String {
+    let mut o = String::new();
+    for (i, h) in hits.iter().enumerate() {
+        let Some(e) = engine.knowledge().get(&h.id) else { continue };
+        if markdown {
+            let _ = writeln!(o, "{}. **{}** (`{}`) — {}", i + 1, e.title, e.id, e.summary(160));
+        } else {
+            let _ = writeln!(o, "{:>2}. {}  {}  {}", i + 1, bold(&e.title), dim(&e.id), dim(&format!("{:.2}", h.score)));
+            let s = e.summary(160);
+            if !s.is_empty() {
+                let _ = writeln!(o, "    {s}");
+            }
+        }
+    }
+    o
+}
+
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Renders SPARQL results.
+pub(crate) fn sparql(out: &QueryOutput, fmt: SparqlOutput) -> anyhow::Result<String> {
+    if fmt == SparqlOutput::Json {
+        return Ok(serde_json::to_string_pretty(out)? + "\n");
+    }
+    let mut o = String::new();
+    match out {
+        QueryOutput::Boolean { value } => {
+            let _ = writeln!(o, "{value}");
+        }
+        QueryOutput::Graph { ntriples, truncated, .. } => {
+            if fmt == SparqlOutput::Csv {
+                anyhow::bail!("CSV output is for SELECT queries; CONSTRUCT and DESCRIBE print N-Triples with --output table");
+            }
+            o.push_str(ntriples);
+            if *truncated {
+                let _ = writeln!(o, "# truncated at the row limit");
+            }
+        }
+        QueryOutput::Solutions { variables, rows, truncated } => {
+            let cell = |c: &Option<String>| c.clone().unwrap_or_default();
+            if fmt == SparqlOutput::Csv {
+                let _ = writeln!(o, "{}", variables.iter().map(|v| csv_cell(v)).collect::<Vec<_>>().join(","));
+                for r in rows {
+                    let _ = writeln!(o, "{}", r.iter().map(|c| csv_cell(&cell(c))).collect::<Vec<_>>().join(","));
+                }
+            } else {
+                let mut widths: Vec<usize> = variables.iter().map(|v| v.len() + 1).collect();
+                for r in rows {
+                    for (i, c) in r.iter().enumerate() {
+                        widths[i] = widths[i].max(cell(c).chars().count().min(80));
+                    }
+                }
+                let head: Vec<String> = variables.iter().enumerate().map(|(i, v)| format!("{:<w$}", format!("?{v}"), w = widths[i])).collect();
+                let _ = writeln!(o, "{}", head.join("  ").trim_end());
+                for r in rows {
+                    let line: Vec<String> = r.iter().enumerate().map(|(i, c)| format!("{:<w$}", cell(c), w = widths[i])).collect();
+                    let _ = writeln!(o, "{}", line.join("  ").trim_end());
+                }
+                let _ = writeln!(o, "({} row{}{})", rows.len(), if rows.len() == 1 { "" } else { "s" }, if *truncated { ", truncated at the row limit" } else { "" });
+            }
+        }
+    }
+    Ok(o)
+}
+
+/// Renders statistics.
+pub(crate) fn stats_text(s: &Stats) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "entities: {}  (triples: {}, symptom templates: {}, causal links: {})", s.entities, s.triples, s.symptom_templates, s.causal_links);
+    let _ = writeln!(o, "by kind:");
+    for (k, n) in &s.by_kind {
+        let _ = writeln!(o, "  {k:<14} {n:>5}");
+    }
+    let _ = writeln!(o, "failure modes by area:");
+    for (a, n) in &s.failure_modes_by_area {
+        let _ = writeln!(o, "  {a:<14} {n:>5}");
+    }
+    o
+}

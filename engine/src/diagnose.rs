@@ -1,0 +1,696 @@
+//! Diagnosis: the five steps of "Answering a symptom" (DESIGN.md).
+//!
+//! 1. read the input; 2. extract signals ([`crate::signals`]); 3. score failure
+//! modes: exact signal matches weigh most (each weighed down by how many failure
+//! modes share it), aliases people use next, BM25 relevance after that, then
+//! propagation through `causedBy` so root causes one or two hops upstream
+//! surface; 4. apply the cluster version (drop what does not apply, say so);
+//! 5. answer: ranked candidates with their mechanism chain, checks (marking the
+//! ones that tell the top candidates apart), fixes, references and a confidence.
+
+use crate::knowledge::KnowledgeBase;
+use crate::model::{Entity, Kind, KindData, SignalKind, Version, VersionRange};
+use crate::search::SearchIndex;
+use crate::signals::{self, Signals, Template, TemplateMatch, Vocabulary};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Largest input accepted, in bytes (16 MiB).
+pub const MAX_INPUT_BYTES: usize = 16 * 1024 * 1024;
+/// Characters of the input echoed back in [`Diagnosis::input`].
+const ECHO_CHARS: usize = 2000;
+
+/// Errors of [`crate::Engine::diagnose`].
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DiagnoseError {
+    /// The input is empty or only whitespace.
+    #[error("empty input: paste an error message, event lines or `kubectl describe` output, or ask a question")]
+    EmptyInput,
+    /// The input is larger than [`MAX_INPUT_BYTES`].
+    #[error("input is {bytes} bytes, more than the {limit} byte limit: paste the relevant part (the events, the failing container's state, the error lines)")]
+    TooLarge {
+        /// Size of the input in bytes.
+        bytes: usize,
+        /// The limit in bytes.
+        limit: usize,
+    },
+}
+
+/// Options of one diagnosis.
+#[derive(Debug, Clone, Copy)]
+pub struct DiagnoseOptions {
+    /// The cluster's Kubernetes minor version; failure modes that do not apply to it are left out.
+    pub k8s_version: Option<Version>,
+    /// How many candidates to return (at least 1).
+    pub top: usize,
+}
+
+impl Default for DiagnoseOptions {
+    fn default() -> Self {
+        DiagnoseOptions { k8s_version: None, top: 5 }
+    }
+}
+
+/// A reference to an entity: id, kind and title.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EntityRef {
+    /// Entity id.
+    pub id: String,
+    /// Kind prefix (`loop`).
+    pub kind: String,
+    /// Title.
+    pub title: String,
+}
+
+/// One step of a mechanism chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChainStep {
+    /// Entity id.
+    pub id: String,
+    /// Kind prefix.
+    pub kind: String,
+    /// Title.
+    pub title: String,
+    /// How this step relates to the previous one: `observed` (the matched symptom), `manifestsAs`,
+    /// `inLoop`, `partOf`, `involves` or `causedBy`.
+    pub relation: String,
+}
+
+/// A piece of evidence for a candidate: a symptom and how it was seen in the input.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evidence {
+    /// Symptom id.
+    pub symptom: String,
+    /// What was seen: `template`, `partial-template`, `event-reason`, `status-reason`, `exit-code`, `http-status`, `metric`, `alias`.
+    pub matched: String,
+    /// The text, reason or code seen.
+    pub value: String,
+    /// Score contributed (before propagation).
+    pub score: f64,
+}
+
+/// A check as shown in an answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckOut {
+    /// Check id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Command to run, when there is one.
+    pub command: Option<String>,
+    /// What confirms or rules out the candidate.
+    pub look_for: String,
+    /// Other top candidates this check tells this one apart from (empty when it is shared).
+    pub distinguishes: Vec<String>,
+}
+
+/// A fix as shown in an answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FixOut {
+    /// Fix id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// What to do.
+    pub action: String,
+    /// Command, when there is one.
+    pub command: Option<String>,
+    /// low, medium or high.
+    pub risk: String,
+}
+
+/// Version applicability of a candidate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Applies {
+    /// First minor it applies to, if bounded.
+    pub since: Option<String>,
+    /// First minor it no longer applies to, if bounded.
+    pub until: Option<String>,
+    /// "all versions", "1.24+", "before 1.25", "1.22 to before 1.25".
+    pub description: String,
+    /// Whether it applies to the diagnosis' version (`None` when no version was given).
+    pub at_version: Option<bool>,
+}
+
+impl Applies {
+    fn new(r: VersionRange, v: Option<Version>) -> Applies {
+        Applies {
+            since: r.since.map(|v| v.to_string()),
+            until: r.until.map(|v| v.to_string()),
+            description: r.describe(),
+            at_version: v.map(|v| r.contains(v)),
+        }
+    }
+}
+
+/// One ranked failure mode.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    /// 1-based rank.
+    pub rank: usize,
+    /// Failure-mode id.
+    pub id: String,
+    /// Always `failure-mode`.
+    pub kind: String,
+    /// Title.
+    pub title: String,
+    /// Area slug.
+    pub area: String,
+    /// Confidence in [0, 1]: how strong and how distinctive the evidence is.
+    pub confidence: f64,
+    /// Raw score (sum of evidence, relevance and propagation).
+    pub score: f64,
+    /// The main component (of the main loop, else the first involved).
+    pub component: Option<EntityRef>,
+    /// The main loop.
+    #[serde(rename = "loop")]
+    pub loop_: Option<EntityRef>,
+    /// The mechanism path: observed symptom → failure mode → loop → component → upstream causes.
+    pub chain: Vec<ChainStep>,
+    /// What in the input supports it.
+    pub evidence: Vec<Evidence>,
+    /// A one-paragraph explanation.
+    pub summary: String,
+    /// Checks that confirm it.
+    pub checks: Vec<CheckOut>,
+    /// Fixes.
+    pub fixes: Vec<FixOut>,
+    /// References (docs, KEPs, source paths).
+    pub references: Vec<String>,
+    /// KEP numbers.
+    pub keps: Vec<u32>,
+    /// Feature gates it depends on.
+    pub feature_gates: Vec<String>,
+    /// Version applicability.
+    pub applies: Applies,
+}
+
+/// A check that tells one top candidate apart from the others.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DistinguishingCheck {
+    /// Check id.
+    pub check: String,
+    /// Title.
+    pub title: String,
+    /// Command, when there is one.
+    pub command: Option<String>,
+    /// What to look for.
+    pub look_for: String,
+    /// The candidate it confirms.
+    pub confirms: String,
+    /// The other top candidates it tells apart.
+    pub versus: Vec<String>,
+}
+
+/// A failure mode left out because it does not apply at the version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Excluded {
+    /// Failure-mode id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Its version range.
+    pub applies: String,
+}
+
+/// The answer to one symptom.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diagnosis {
+    /// The input (its first 2,000 characters).
+    pub input: String,
+    /// Size of the whole input in bytes.
+    pub input_bytes: usize,
+    /// The version used for filtering ("1.30"), if any.
+    pub k8s_version: Option<String>,
+    /// Where the version came from: `option`, `input` or `none`.
+    pub k8s_version_source: String,
+    /// What was extracted from the input.
+    pub signals: Signals,
+    /// Ranked candidates, best first.
+    pub candidates: Vec<Candidate>,
+    /// Checks that tell the top candidates apart.
+    pub distinguishing_checks: Vec<DistinguishingCheck>,
+    /// Candidates left out by version filtering.
+    pub excluded: Vec<Excluded>,
+    /// Notes for the reader (no signal recognised, version taken from input, ...).
+    pub notices: Vec<String>,
+}
+
+/// Precomputed matching tables over the knowledge.
+#[derive(Debug)]
+pub struct Matcher {
+    templates: Vec<Template>,
+    vocab: Vocabulary,
+    /// symptom id → failure modes that manifest as it.
+    symptom_fms: HashMap<String, Vec<String>>,
+    /// normalised template → number of failure modes with a symptom of that template.
+    template_df: HashMap<String, usize>,
+    /// reason → number of failure modes with a symptom of that reason.
+    reason_df: HashMap<String, usize>,
+    /// (signal kind, code) → number of failure modes.
+    code_df: HashMap<(SignalKind, i64), usize>,
+    /// failure mode → its upstream causes (causedBy and inverse leadsTo).
+    causes: BTreeMap<String, BTreeSet<String>>,
+    /// failure mode → normalised aliases and title.
+    aliases: Vec<(String, Vec<String>)>,
+}
+
+impl Matcher {
+    /// Builds the tables from the knowledge.
+    pub fn new(kb: &KnowledgeBase) -> Matcher {
+        let mut symptom_fms: HashMap<String, Vec<String>> = HashMap::new();
+        let mut aliases = Vec::new();
+        for fm in kb.of_kind(Kind::FailureMode) {
+            if let Some(d) = fm.failure_mode() {
+                for s in &d.symptoms {
+                    symptom_fms.entry(s.clone()).or_default().push(fm.id.clone());
+                }
+            }
+            let mut names: Vec<String> = fm.aliases.iter().map(|a| signals::normalize(a)).filter(|a| a.len() >= 6).collect();
+            names.sort();
+            names.dedup();
+            aliases.push((fm.id.clone(), names));
+        }
+        let mut templates = Vec::new();
+        let mut template_fms: HashMap<String, BTreeSet<String>> = HashMap::new();
+        let mut reason_fms: HashMap<String, BTreeSet<String>> = HashMap::new();
+        let mut code_fms: HashMap<(SignalKind, i64), BTreeSet<String>> = HashMap::new();
+        let mut vocab = Vocabulary::default();
+        for s in kb.of_kind(Kind::Symptom) {
+            let Some(d) = s.symptom() else { continue };
+            let fms = symptom_fms.get(&s.id).cloned().unwrap_or_default();
+            if let Some(t) = &d.text {
+                if let Some(c) = Template::compile(&s.id, t) {
+                    templates.push(c);
+                }
+                template_fms.entry(signals::normalize(t)).or_default().extend(fms.iter().cloned());
+            }
+            if let Some(r) = &d.reason {
+                reason_fms.entry(r.clone()).or_default().extend(fms.iter().cloned());
+                match d.signal {
+                    SignalKind::StatusReason => {
+                        vocab.status_reasons.insert(r.clone());
+                    }
+                    _ => {
+                        vocab.event_reasons.insert(r.clone());
+                    }
+                }
+            }
+            if let Some(c) = d.code {
+                code_fms.entry((d.signal, c)).or_default().extend(fms.iter().cloned());
+            }
+        }
+        for m in kb.of_kind(Kind::Metric) {
+            if let KindData::Metric { name, .. } = &m.data {
+                vocab.metrics.insert(name.clone());
+            }
+        }
+        Matcher {
+            templates,
+            vocab,
+            symptom_fms,
+            template_df: template_fms.into_iter().map(|(k, v)| (k, v.len().max(1))).collect(),
+            reason_df: reason_fms.into_iter().map(|(k, v)| (k, v.len().max(1))).collect(),
+            code_df: code_fms.into_iter().map(|(k, v)| (k, v.len().max(1))).collect(),
+            causes: crate::graph::direct_causes(kb),
+            aliases,
+        }
+    }
+
+    /// Extracts the signals of an input.
+    pub fn extract(&self, input: &str) -> Signals {
+        let normalized = signals::normalize(input);
+        signals::extract(input, &normalized, &self.vocab, &self.templates)
+    }
+}
+
+fn eref(kb: &KnowledgeBase, id: &str) -> EntityRef {
+    let e = kb.get(id);
+    EntityRef {
+        id: id.to_string(),
+        kind: e.map(|e| e.kind.prefix().to_string()).unwrap_or_else(|| id.split('/').next().unwrap_or("").to_string()),
+        title: e.map(|e| e.title.clone()).unwrap_or_else(|| id.to_string()),
+    }
+}
+
+/// Scores every failure mode for the signals; returns direct scores and evidence.
+fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals) -> BTreeMap<String, (f64, Vec<Evidence>)> {
+    let mut per_fm: BTreeMap<String, (f64, Vec<Evidence>)> = BTreeMap::new();
+    let by_symptom: HashMap<&str, &TemplateMatch> = sig.templates.iter().map(|t| (t.symptom.as_str(), t)).collect();
+    let lens: HashMap<&str, usize> = m.templates.iter().map(|t| (t.symptom_id.as_str(), t.literal_len())).collect();
+    let reasons: BTreeSet<&str> = sig.event_reasons.iter().chain(&sig.status_reasons).map(String::as_str).collect();
+    for s in kb.of_kind(Kind::Symptom) {
+        let Some(d) = s.symptom() else { continue };
+        let Some(fms) = m.symptom_fms.get(&s.id) else { continue };
+        let w = d.weight;
+        let mut best: Option<Evidence> = None;
+        let mut offer = |e: Evidence| {
+            if best.as_ref().is_none_or(|b| e.score > b.score) {
+                best = Some(e);
+            }
+        };
+        if let (Some(t), Some(tm)) = (&d.text, by_symptom.get(s.id.as_str())) {
+            let df = *m.template_df.get(&signals::normalize(t)).unwrap_or(&1) as f64;
+            let spec = 0.5 + 0.5 * (lens.get(s.id.as_str()).copied().unwrap_or(0) as f64 / 40.0).min(1.0);
+            let base = if tm.full { 3.0 * spec } else { 1.8 * tm.coverage };
+            let mut score = base * w / df.sqrt();
+            if d.reason.as_deref().is_some_and(|r| reasons.contains(r)) {
+                score += 0.3 * w;
+            }
+            offer(Evidence {
+                symptom: s.id.clone(),
+                matched: if tm.full { "template" } else { "partial-template" }.into(),
+                value: tm.text.clone(),
+                score,
+            });
+        }
+        if let Some(r) = &d.reason {
+            if reasons.contains(r.as_str()) {
+                let df = *m.reason_df.get(r).unwrap_or(&1) as f64;
+                let (matched, base) = if d.text.is_some() {
+                    ("event-reason", 0.5)
+                } else if d.signal == SignalKind::StatusReason {
+                    ("status-reason", 2.0)
+                } else {
+                    ("event-reason", 1.2)
+                };
+                offer(Evidence { symptom: s.id.clone(), matched: matched.into(), value: r.clone(), score: base * w / df.sqrt() });
+            }
+        }
+        if let Some(c) = d.code {
+            let seen = match d.signal {
+                SignalKind::ExitCode => sig.exit_codes.contains(&c),
+                SignalKind::HttpStatus => sig.http_codes.iter().any(|&h| i64::from(h) == c),
+                _ => false,
+            };
+            if seen {
+                let df = *m.code_df.get(&(d.signal, c)).unwrap_or(&1) as f64;
+                offer(Evidence { symptom: s.id.clone(), matched: d.signal.as_str().into(), value: c.to_string(), score: 1.5 * w / df.sqrt() });
+            }
+        }
+        if d.signal == SignalKind::Metric {
+            if let Some(name) = sig.metrics.iter().find(|n| d.text.as_deref().is_some_and(|t| t.contains(n.as_str())) || s.title.contains(n.as_str())) {
+                offer(Evidence { symptom: s.id.clone(), matched: "metric".into(), value: name.clone(), score: 1.5 * w });
+            }
+        }
+        if let Some(ev) = best {
+            for fm in fms {
+                let entry = per_fm.entry(fm.clone()).or_insert((0.0, Vec::new()));
+                entry.0 += ev.score;
+                entry.1.push(ev.clone());
+            }
+        }
+    }
+    per_fm
+}
+
+/// Runs a diagnosis. See the module doc for the steps.
+///
+/// # Errors
+/// [`DiagnoseError::EmptyInput`] and [`DiagnoseError::TooLarge`].
+pub fn diagnose(
+    kb: &KnowledgeBase,
+    index: &SearchIndex,
+    m: &Matcher,
+    input: &str,
+    opts: DiagnoseOptions,
+) -> Result<Diagnosis, DiagnoseError> {
+    if input.trim().is_empty() {
+        return Err(DiagnoseError::EmptyInput);
+    }
+    if input.len() > MAX_INPUT_BYTES {
+        return Err(DiagnoseError::TooLarge { bytes: input.len(), limit: MAX_INPUT_BYTES });
+    }
+    let mut notices = Vec::new();
+    // Steps 1-2: read the input and extract signals.
+    let normalized = signals::normalize(input);
+    let sig = signals::extract(input, &normalized, &m.vocab, &m.templates);
+
+    // Step 4 needs the version early: an option wins; else one unambiguous version in the input.
+    let (version, version_source) = match opts.k8s_version {
+        Some(v) => (Some(v), "option"),
+        None if sig.versions.len() == 1 => match Version::parse(&sig.versions[0]) {
+            Ok(v) => {
+                notices.push(format!("using Kubernetes {v}, the version named in the input (pass --k8s-version to override)"));
+                (Some(v), "input")
+            }
+            Err(_) => (None, "none"),
+        },
+        None => (None, "none"),
+    };
+
+    // Step 3: score. Exact signals first.
+    let mut direct = score_signals(kb, m, &sig);
+    let structured: BTreeMap<String, f64> = direct.iter().map(|(k, v)| (k.clone(), v.0)).collect();
+    // Aliases people use, found verbatim in the input.
+    for (fm, names) in &m.aliases {
+        let mut best = 0.0f64;
+        let mut which = String::new();
+        for a in names {
+            if normalized.contains(a.as_str()) {
+                let s = 1.2 * (0.5 + 0.5 * (a.len() as f64 / 25.0).min(1.0));
+                if s > best {
+                    best = s;
+                    which = a.clone();
+                }
+            }
+        }
+        if best > 0.0 {
+            let entry = direct.entry(fm.clone()).or_insert((0.0, Vec::new()));
+            entry.0 += best;
+            entry.1.push(Evidence { symptom: fm.clone(), matched: "alias".into(), value: which, score: best });
+        }
+    }
+    // BM25 relevance, normalised to the best hit (at most 1.0 per candidate).
+    let hits = index.search(input, Some(&[Kind::FailureMode]), 60).unwrap_or_default();
+    let max = hits.first().map(|h| h.score).unwrap_or(0.0);
+    let mut relevance: HashMap<String, f64> = HashMap::new();
+    if max > 0.0 {
+        for h in &hits {
+            relevance.insert(h.id.clone(), f64::from(h.score / max));
+        }
+    }
+    let mut scores: BTreeMap<String, f64> = BTreeMap::new();
+    for (fm, (s, _)) in &direct {
+        *scores.entry(fm.clone()).or_default() += s;
+    }
+    for (fm, r) in &relevance {
+        *scores.entry(fm.clone()).or_default() += r;
+    }
+    // Propagation through causedBy: a matched failure mode raises its upstream causes.
+    let base = scores.clone();
+    for (fm, s) in &base {
+        if structured.get(fm).copied().unwrap_or(0.0) <= 0.0 && !direct.contains_key(fm) {
+            continue;
+        }
+        for (hop, factor) in [(1, 0.3), (2, 0.1)] {
+            let mut frontier: BTreeSet<String> = m.causes.get(fm).cloned().unwrap_or_default();
+            for _ in 1..hop {
+                frontier = frontier.iter().flat_map(|c| m.causes.get(c).cloned().unwrap_or_default()).collect();
+            }
+            for c in frontier {
+                if c != *fm {
+                    *scores.entry(c).or_default() += factor * s;
+                }
+            }
+        }
+    }
+
+    // Step 4: version filter.
+    let mut excluded = Vec::new();
+    let mut ranked: Vec<(String, f64)> = Vec::new();
+    for (fm, s) in scores {
+        let Some(e) = kb.get(&fm) else { continue };
+        if s <= 0.0 {
+            continue;
+        }
+        if let Some(v) = version {
+            if !e.applies.contains(v) {
+                excluded.push((s, Excluded { id: fm.clone(), title: e.title.clone(), applies: e.applies.describe() }));
+                continue;
+            }
+        }
+        ranked.push((fm, s));
+    }
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    excluded.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
+    let mut excluded: Vec<Excluded> = excluded.into_iter().map(|(_, e)| e).collect();
+    excluded.truncate(10);
+    if let (Some(v), false) = (version, excluded.is_empty()) {
+        notices.push(format!(
+            "{} matching failure mode(s) do not apply to Kubernetes {v} and were left out: {}",
+            excluded.len(),
+            excluded.iter().map(|e| format!("{} ({})", e.id, e.applies)).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if structured.is_empty() {
+        notices.push(if ranked.is_empty() {
+            "nothing in the input matches the knowledge graph: paste the exact error, the event lines or `kubectl describe` output".to_string()
+        } else {
+            "no machine-produced text was recognised; candidates are ranked by text relevance only (paste the exact error, event lines or `kubectl describe` output for a sharper answer)".to_string()
+        });
+    }
+
+    // Step 5: answer.
+    let top = opts.top.max(1);
+    ranked.truncate(top);
+    let total: f64 = ranked.iter().map(|(_, s)| s).sum::<f64>().max(1e-9);
+    let mut candidates = Vec::new();
+    for (i, (fm, s)) in ranked.iter().enumerate() {
+        let Some(e) = kb.get(fm) else { continue };
+        let evidence = direct.get(fm).map(|d| d.1.clone()).unwrap_or_default();
+        let has_structured = structured.get(fm).copied().unwrap_or(0.0) > 0.0;
+        let strength = 1.0 - (-s / 3.0).exp();
+        let share = s / total;
+        let mut confidence = strength.powf(0.7) * (0.5 + 0.5 * share);
+        if !has_structured {
+            confidence *= 0.6;
+        }
+        candidates.push(candidate(kb, m, e, i + 1, (confidence * 1000.0).round() / 1000.0, *s, evidence, version));
+    }
+    let distinguishing_checks = mark_distinguishing(&mut candidates);
+    let input_echo: String = input.chars().take(ECHO_CHARS).collect();
+    Ok(Diagnosis {
+        input: input_echo,
+        input_bytes: input.len(),
+        k8s_version: version.map(|v| v.to_string()),
+        k8s_version_source: version_source.into(),
+        signals: sig,
+        candidates,
+        distinguishing_checks,
+        excluded,
+        notices,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn candidate(
+    kb: &KnowledgeBase,
+    m: &Matcher,
+    e: &Entity,
+    rank: usize,
+    confidence: f64,
+    score: f64,
+    mut evidence: Vec<Evidence>,
+    version: Option<Version>,
+) -> Candidate {
+    let fm = e.failure_mode().cloned().unwrap_or_default();
+    evidence.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.symptom.cmp(&b.symptom)));
+    let loop_ = fm.loops.first().map(|l| eref(kb, l));
+    let component = fm
+        .loops
+        .first()
+        .and_then(|l| match kb.get(l).map(|l| &l.data) {
+            Some(KindData::Loop { part_of, .. }) => Some(part_of.clone()),
+            _ => None,
+        })
+        .or_else(|| fm.components.first().cloned())
+        .map(|c| eref(kb, &c));
+    let mut chain = Vec::new();
+    if let Some(ev) = evidence.iter().find(|ev| ev.matched != "alias") {
+        let r = eref(kb, &ev.symptom);
+        chain.push(ChainStep { id: r.id, kind: r.kind, title: r.title, relation: "observed".into() });
+    }
+    chain.push(ChainStep { id: e.id.clone(), kind: "failure-mode".into(), title: e.title.clone(), relation: "manifestsAs".into() });
+    if let Some(l) = &loop_ {
+        chain.push(ChainStep { id: l.id.clone(), kind: l.kind.clone(), title: l.title.clone(), relation: "inLoop".into() });
+    }
+    if let Some(c) = &component {
+        let relation = if loop_.is_some() { "partOf" } else { "involves" };
+        chain.push(ChainStep { id: c.id.clone(), kind: c.kind.clone(), title: c.title.clone(), relation: relation.into() });
+    }
+    let mut seen = BTreeSet::new();
+    let mut frontier: Vec<String> = m.causes.get(&e.id).into_iter().flatten().cloned().collect();
+    for _hop in 0..2 {
+        let mut next = Vec::new();
+        for c in frontier {
+            if c != e.id && seen.insert(c.clone()) {
+                let r = eref(kb, &c);
+                chain.push(ChainStep { id: r.id, kind: r.kind, title: r.title, relation: "causedBy".into() });
+                next.extend(m.causes.get(&c).into_iter().flatten().cloned());
+            }
+        }
+        frontier = next;
+    }
+    let checks = fm
+        .checks
+        .iter()
+        .filter_map(|c| kb.get(c))
+        .filter_map(|c| match &c.data {
+            KindData::Check { command, look_for, .. } => Some(CheckOut {
+                id: c.id.clone(),
+                title: c.title.clone(),
+                command: command.clone(),
+                look_for: look_for.clone(),
+                distinguishes: Vec::new(),
+            }),
+            _ => None,
+        })
+        .collect();
+    let fixes = fm
+        .fixes
+        .iter()
+        .filter_map(|f| kb.get(f))
+        .filter_map(|f| match &f.data {
+            KindData::Fix { action, command, risk } => Some(FixOut {
+                id: f.id.clone(),
+                title: f.title.clone(),
+                action: action.clone(),
+                command: command.clone(),
+                risk: risk.clone(),
+            }),
+            _ => None,
+        })
+        .collect();
+    Candidate {
+        rank,
+        id: e.id.clone(),
+        kind: "failure-mode".into(),
+        title: e.title.clone(),
+        area: fm.area.clone(),
+        confidence,
+        score: (score * 1000.0).round() / 1000.0,
+        component,
+        loop_,
+        chain,
+        evidence,
+        summary: e.summary(400),
+        checks,
+        fixes,
+        references: e.references.clone(),
+        keps: e.keps.clone(),
+        feature_gates: e.feature_gates.clone(),
+        applies: Applies::new(e.applies, version),
+    }
+}
+
+/// Marks, among the top three candidates, the checks each has that the others lack.
+fn mark_distinguishing(cands: &mut [Candidate]) -> Vec<DistinguishingCheck> {
+    let n = cands.len().min(3);
+    if n < 2 {
+        return Vec::new();
+    }
+    let sets: Vec<BTreeSet<String>> = cands[..n].iter().map(|c| c.checks.iter().map(|k| k.id.clone()).collect()).collect();
+    let ids: Vec<String> = cands[..n].iter().map(|c| c.id.clone()).collect();
+    let mut out = Vec::new();
+    for (i, c) in cands[..n].iter_mut().enumerate() {
+        let others: Vec<String> = (0..n).filter(|&j| j != i).map(|j| ids[j].clone()).collect();
+        for k in &mut c.checks {
+            let unique = (0..n).filter(|&j| j != i).all(|j| !sets[j].contains(&k.id));
+            if unique {
+                k.distinguishes = others.clone();
+            }
+        }
+        if let Some(k) = c.checks.iter().find(|k| !k.distinguishes.is_empty()) {
+            out.push(DistinguishingCheck {
+                check: k.id.clone(),
+                title: k.title.clone(),
+                command: k.command.clone(),
+                look_for: k.look_for.clone(),
+                confirms: c.id.clone(),
+                versus: others,
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,468 @@
+//! The RDF graph: every entity and relation in an in-memory oxigraph [`Store`],
+//! queried with read-only SPARQL 1.1 (SELECT, ASK, CONSTRUCT, DESCRIBE).
+//!
+//! This module is the only place that writes triples or runs SPARQL. The
+//! transitive closure of `kw:causedBy` is materialised as `kw:hasUpstreamCause`
+//! when the graph is built, so runtime queries never need property paths.
+
+use crate::knowledge::KnowledgeBase;
+use crate::model::{Entity, KindData};
+use crate::ontology::{self, entity_iri, kw};
+use oxigraph::io::{RdfFormat, RdfSerializer};
+use oxigraph::model::{GraphNameRef, Literal, NamedNode, NamedNodeRef, Quad, Term};
+use oxigraph::sparql::{CancellationToken, QueryResults, SparqlEvaluator};
+use oxigraph::store::Store;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// Errors of graph building and querying.
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    /// The in-memory store failed (should not happen for an in-memory store).
+    #[error("graph store error: {0}")]
+    Store(String),
+    /// The query is not valid SPARQL 1.1.
+    #[error("invalid SPARQL query: {0}")]
+    Syntax(String),
+    /// The query is an update (INSERT, DELETE, LOAD, CLEAR, ...), which the graph refuses.
+    #[error("the graph is read-only: only SELECT, ASK, CONSTRUCT and DESCRIBE queries are accepted")]
+    UpdateRefused,
+    /// The query ran longer than its time limit and was cancelled.
+    #[error("the query ran longer than {0:?} and was cancelled")]
+    Timeout(Duration),
+    /// The query failed while being evaluated.
+    #[error("query evaluation failed: {0}")]
+    Evaluation(String),
+}
+
+/// Limits applied to one SPARQL query.
+#[derive(Debug, Clone, Copy)]
+pub struct QueryLimits {
+    /// Wall-clock limit; the query is cancelled after it.
+    pub timeout: Duration,
+    /// At most this many solutions (or triples) are returned; `truncated` says when more existed.
+    pub max_rows: usize,
+}
+
+impl Default for QueryLimits {
+    fn default() -> Self {
+        QueryLimits { timeout: Duration::from_secs(10), max_rows: 10_000 }
+    }
+}
+
+/// The result of a read-only SPARQL query.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum QueryOutput {
+    /// SELECT: variable names and rows of values (`None` when unbound). IRIs are written `<iri>`,
+    /// literals as their lexical form.
+    Solutions {
+        /// Variable names, in projection order.
+        variables: Vec<String>,
+        /// Rows, each with one cell per variable.
+        rows: Vec<Vec<Option<String>>>,
+        /// Whether rows were cut at the row limit.
+        truncated: bool,
+    },
+    /// ASK.
+    Boolean {
+        /// The answer.
+        value: bool,
+    },
+    /// CONSTRUCT or DESCRIBE: the triples as N-Triples.
+    Graph {
+        /// N-Triples text.
+        ntriples: String,
+        /// Number of triples.
+        triples: usize,
+        /// Whether triples were cut at the row limit.
+        truncated: bool,
+    },
+}
+
+/// A typed relation between two entities, as seen from one of them.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Relation {
+    /// The ontology property's local name (`causedBy`).
+    pub property: String,
+    /// The other entity's id.
+    pub id: String,
+}
+
+/// The RDF graph of the knowledge.
+pub struct Graph {
+    store: Store,
+    triples: usize,
+}
+
+impl std::fmt::Debug for Graph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Graph").field("triples", &self.triples).finish()
+    }
+}
+
+struct Builder {
+    quads: Vec<Quad>,
+}
+
+impl Builder {
+    fn node(iri: &str) -> NamedNode {
+        NamedNode::new_unchecked(iri)
+    }
+    fn lit(&mut self, s: &str, p: &str, v: &str) {
+        self.quads.push(Quad::new(Self::node(&entity_iri(s)), Self::node(&kw(p)), Literal::new_simple_literal(v), GraphNameRef::DefaultGraph));
+    }
+    fn typed(&mut self, s: &str, p: &str, v: Literal) {
+        self.quads.push(Quad::new(Self::node(&entity_iri(s)), Self::node(&kw(p)), v, GraphNameRef::DefaultGraph));
+    }
+    fn rel(&mut self, s: &str, p: &str, o: &str) {
+        self.quads.push(Quad::new(Self::node(&entity_iri(s)), Self::node(&kw(p)), Self::node(&entity_iri(o)), GraphNameRef::DefaultGraph));
+    }
+    fn rels(&mut self, s: &str, p: &str, os: &[String]) {
+        for o in os {
+            self.rel(s, p, o);
+        }
+    }
+    fn raw(&mut self, s: &str, p: &str, o: Term) {
+        self.quads.push(Quad::new(Self::node(&entity_iri(s)), Self::node(p), o, GraphNameRef::DefaultGraph));
+    }
+
+    fn entity(&mut self, e: &Entity) {
+        let id = e.id.as_str();
+        self.raw(id, ontology::RDF_TYPE, Self::node(&kw(e.kind.class_name())).into());
+        self.raw(id, ontology::RDFS_LABEL, Literal::new_simple_literal(&e.title).into());
+        let summary = e.summary(300);
+        if !summary.is_empty() {
+            self.raw(id, ontology::RDFS_COMMENT, Literal::new_simple_literal(summary).into());
+        }
+        if !e.body.is_empty() {
+            self.lit(id, "body", &e.body);
+        }
+        for a in &e.aliases {
+            self.lit(id, "alias", a);
+        }
+        for r in &e.references {
+            self.lit(id, "reference", r);
+        }
+        if let Some(v) = e.applies.since {
+            self.lit(id, "since", &v.to_string());
+        }
+        if let Some(v) = e.applies.until {
+            self.lit(id, "until", &v.to_string());
+        }
+        for k in &e.keps {
+            self.rel(id, "describedIn", &format!("kep/{k}"));
+        }
+        for g in &e.feature_gates {
+            self.rel(id, "gatedBy", &format!("feature-gate/{g}"));
+        }
+        for r in &e.related {
+            self.raw(id, ontology::RDFS_SEE_ALSO, Self::node(&entity_iri(r)).into());
+        }
+        self.lit(id, "definedIn", &e.location.to_string());
+        match &e.data {
+            KindData::Component { part_of, talks_to } => {
+                if let Some(p) = part_of {
+                    self.rel(id, "partOf", p);
+                }
+                self.rels(id, "talksTo", talks_to);
+            }
+            KindData::Loop { part_of, reads, writes, emits } => {
+                self.rel(id, "partOf", part_of);
+                self.rels(id, "reads", reads);
+                self.rels(id, "writes", writes);
+                self.rels(id, "emits", emits);
+            }
+            KindData::Field { object, path, written_by } => {
+                self.lit(id, "objectKind", object);
+                self.lit(id, "fieldPath", path);
+                for w in written_by {
+                    self.rel(w, "writes", id);
+                }
+            }
+            KindData::Metric { name, component, metric_type, stability, labels, bad_value } => {
+                self.lit(id, "metricName", name);
+                self.rel(id, "exposedBy", component);
+                self.lit(id, "metricType", metric_type);
+                if let Some(s) = stability {
+                    self.lit(id, "stability", s);
+                }
+                for l in labels {
+                    self.lit(id, "label", l);
+                }
+                if let Some(b) = bad_value {
+                    self.lit(id, "badValue", b);
+                }
+            }
+            KindData::FailureMode(fm) => {
+                self.lit(id, "area", &fm.area);
+                self.rels(id, "involves", &fm.components);
+                self.rels(id, "inLoop", &fm.loops);
+                self.rels(id, "concernsField", &fm.fields);
+                self.rels(id, "observableVia", &fm.metrics);
+                self.rels(id, "manifestsAs", &fm.symptoms);
+                self.rels(id, "diagnosedBy", &fm.checks);
+                self.rels(id, "fixedBy", &fm.fixes);
+                self.rels(id, "causedBy", &fm.caused_by);
+                self.rels(id, "leadsTo", &fm.leads_to);
+                // Each direction implies the other.
+                for c in &fm.caused_by {
+                    self.rel(c, "leadsTo", id);
+                }
+                for d in &fm.leads_to {
+                    self.rel(d, "causedBy", id);
+                }
+            }
+            KindData::Symptom(s) => {
+                self.lit(id, "signalKind", s.signal.as_str());
+                if let Some(t) = &s.text {
+                    self.lit(id, "template", t);
+                }
+                if let Some(r) = &s.reason {
+                    self.lit(id, "reason", r);
+                }
+                if let Some(c) = s.code {
+                    self.typed(id, "code", Literal::from(c));
+                }
+                if let Some(src) = &s.source {
+                    self.lit(id, "emittedBy", src);
+                }
+                self.typed(id, "weight", Literal::from(s.weight));
+            }
+            KindData::Check { command, look_for, probe } => {
+                if let Some(c) = command {
+                    self.lit(id, "command", c);
+                }
+                self.lit(id, "lookFor", look_for);
+                if let Some(p) = probe {
+                    self.lit(id, "probe", p);
+                }
+            }
+            KindData::Fix { action, command, risk } => {
+                self.lit(id, "action", action);
+                if let Some(c) = command {
+                    self.lit(id, "command", c);
+                }
+                self.lit(id, "risk", risk);
+            }
+            KindData::Concept => {}
+            KindData::Myth { correction, concerns } => {
+                self.lit(id, "correction", correction);
+                self.rels(id, "concerns", concerns);
+            }
+        }
+    }
+}
+
+/// Upstream causes of every failure mode: `causedBy` plus inverse `leadsTo`, by id.
+pub fn direct_causes(kb: &KnowledgeBase) -> BTreeMap<String, BTreeSet<String>> {
+    let mut causes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for e in kb.entities() {
+        if let Some(fm) = e.failure_mode() {
+            for c in &fm.caused_by {
+                causes.entry(e.id.clone()).or_default().insert(c.clone());
+            }
+            for d in &fm.leads_to {
+                causes.entry(d.clone()).or_default().insert(e.id.clone());
+            }
+        }
+    }
+    causes
+}
+
+impl Graph {
+    /// Builds the graph of `kb`, with the causal closure materialised.
+    ///
+    /// # Errors
+    /// [`GraphError::Store`] if the in-memory store refuses the data.
+    pub fn build(kb: &KnowledgeBase) -> Result<Graph, GraphError> {
+        let mut b = Builder { quads: Vec::new() };
+        for e in kb.entities() {
+            b.entity(e);
+        }
+        let causes = direct_causes(kb);
+        for fm in causes.keys() {
+            let mut seen = BTreeSet::new();
+            let mut stack: Vec<String> = causes[fm].iter().cloned().collect();
+            while let Some(c) = stack.pop() {
+                if c != *fm && seen.insert(c.clone()) {
+                    stack.extend(causes.get(&c).into_iter().flatten().cloned());
+                }
+            }
+            for c in seen {
+                b.rel(fm, "hasUpstreamCause", &c);
+            }
+        }
+        let store = Store::new().map_err(|e| GraphError::Store(e.to_string()))?;
+        let triples = b.quads.len();
+        store.extend(b.quads).map_err(|e| GraphError::Store(e.to_string()))?;
+        let triples = store.len().map_err(|e| GraphError::Store(e.to_string()))?.min(triples);
+        Ok(Graph { store, triples })
+    }
+
+    /// Number of triples in the graph.
+    pub fn len(&self) -> usize {
+        self.triples
+    }
+
+    /// Whether the graph has no triple.
+    pub fn is_empty(&self) -> bool {
+        self.triples == 0
+    }
+
+    /// Runs a read-only SPARQL query. The prefixes `kw:`, `id:`, `rdf:` and `rdfs:` are predeclared.
+    ///
+    /// # Errors
+    /// [`GraphError::UpdateRefused`] for SPARQL Update; [`GraphError::Syntax`] for invalid SPARQL;
+    /// [`GraphError::Timeout`] past `limits.timeout`; [`GraphError::Evaluation`] otherwise.
+    pub fn query(&self, sparql: &str, limits: QueryLimits) -> Result<QueryOutput, GraphError> {
+        let token = CancellationToken::new();
+        let evaluator = || {
+            SparqlEvaluator::new()
+                .with_prefix("kw", ontology::KW)
+                .and_then(|e| e.with_prefix("id", ontology::ID_BASE))
+                .and_then(|e| e.with_prefix("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"))
+                .and_then(|e| e.with_prefix("rdfs", "http://www.w3.org/2000/01/rdf-schema#"))
+                .map_err(|e| GraphError::Syntax(e.to_string()))
+        };
+        let prepared = match evaluator()?.with_cancellation_token(token.clone()).parse_query(sparql) {
+            Ok(q) => q,
+            Err(e) => {
+                if evaluator()?.parse_update(sparql).is_ok() {
+                    return Err(GraphError::UpdateRefused);
+                }
+                return Err(GraphError::Syntax(e.to_string()));
+            }
+        };
+        // Cancel the evaluation when the time limit passes.
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let timer_token = token.clone();
+        let timeout = limits.timeout;
+        let timer = std::thread::spawn(move || {
+            if done_rx.recv_timeout(timeout).is_err() {
+                timer_token.cancel();
+            }
+        });
+        let started = std::time::Instant::now();
+        let result = self.collect(prepared.on_store(&self.store).execute(), limits);
+        let _ = done_tx.send(());
+        let _ = timer.join();
+        match result {
+            Err(GraphError::Evaluation(_)) if started.elapsed() >= timeout => Err(GraphError::Timeout(timeout)),
+            other => other,
+        }
+    }
+
+    fn collect(
+        &self,
+        results: Result<QueryResults<'_>, oxigraph::sparql::QueryEvaluationError>,
+        limits: QueryLimits,
+    ) -> Result<QueryOutput, GraphError> {
+        let eval = |e: &dyn std::fmt::Display| GraphError::Evaluation(e.to_string());
+        match results.map_err(|e| eval(&e))? {
+            QueryResults::Boolean(value) => Ok(QueryOutput::Boolean { value }),
+            QueryResults::Solutions(solutions) => {
+                let variables: Vec<String> = solutions.variables().iter().map(|v| v.as_str().to_string()).collect();
+                let mut rows = Vec::new();
+                let mut truncated = false;
+                for s in solutions {
+                    let s = s.map_err(|e| eval(&e))?;
+                    if rows.len() >= limits.max_rows {
+                        truncated = true;
+                        break;
+                    }
+                    rows.push(variables.iter().map(|v| s.get(v.as_str()).map(term_text)).collect());
+                }
+                Ok(QueryOutput::Solutions { variables, rows, truncated })
+            }
+            QueryResults::Graph(triples) => {
+                let mut ser = RdfSerializer::from_format(RdfFormat::NTriples).for_writer(Vec::new());
+                let mut n = 0;
+                let mut truncated = false;
+                for t in triples {
+                    let t = t.map_err(|e| eval(&e))?;
+                    if n >= limits.max_rows {
+                        truncated = true;
+                        break;
+                    }
+                    ser.serialize_triple(&t).map_err(|e| eval(&e))?;
+                    n += 1;
+                }
+                let bytes = ser.finish().map_err(|e| eval(&e))?;
+                Ok(QueryOutput::Graph { ntriples: String::from_utf8_lossy(&bytes).into_owned(), triples: n, truncated })
+            }
+        }
+    }
+
+    /// Relations of an entity: `(outgoing, incoming)`, each sorted, entity-to-entity only.
+    pub fn relations(&self, id: &str) -> (Vec<Relation>, Vec<Relation>) {
+        let iri = entity_iri(id);
+        let node = NamedNodeRef::new_unchecked(&iri);
+        let local = |p: &NamedNode| -> String {
+            let s = p.as_str();
+            s.strip_prefix(ontology::KW)
+                .map(str::to_string)
+                .or_else(|| s.rsplit_once('#').map(|(_, l)| l.to_string()))
+                .unwrap_or_else(|| s.to_string())
+        };
+        let mut out = BTreeSet::new();
+        for q in self.store.quads_for_pattern(Some(node.into()), None, None, Some(GraphNameRef::DefaultGraph)).flatten() {
+            if let Term::NamedNode(o) = &q.object {
+                if let Some(oid) = ontology::id_of_iri(o.as_str()) {
+                    out.insert(Relation { property: local(&q.predicate), id: oid.to_string() });
+                }
+            }
+        }
+        let mut inc = BTreeSet::new();
+        for q in self.store.quads_for_pattern(None, None, Some(node.into()), Some(GraphNameRef::DefaultGraph)).flatten() {
+            if let oxigraph::model::NamedOrBlankNode::NamedNode(s) = &q.subject {
+                if let Some(sid) = ontology::id_of_iri(s.as_str()) {
+                    inc.insert(Relation { property: local(&q.predicate), id: sid.to_string() });
+                }
+            }
+        }
+        (out.into_iter().collect(), inc.into_iter().collect())
+    }
+
+    /// Upstream causes of a failure mode (the materialised closure), sorted.
+    pub fn upstream_causes(&self, id: &str) -> Vec<String> {
+        let (out, _) = self.relations(id);
+        out.into_iter().filter(|r| r.property == "hasUpstreamCause").map(|r| r.id).collect()
+    }
+
+    /// The whole graph serialised in `format` ("turtle", "ntriples" or "jsonld" is not supported: see errors).
+    ///
+    /// # Errors
+    /// [`GraphError::Evaluation`] for an unknown format name or a serialisation failure.
+    pub fn export(&self, format: &str) -> Result<String, GraphError> {
+        let fmt = match format {
+            "turtle" | "ttl" => RdfFormat::Turtle,
+            "ntriples" | "nt" => RdfFormat::NTriples,
+            "nquads" | "nq" => RdfFormat::NQuads,
+            "rdfxml" | "xml" => RdfFormat::RdfXml,
+            other => return Err(GraphError::Evaluation(format!("unknown export format `{other}` (turtle, ntriples, nquads, rdfxml)"))),
+        };
+        let mut ser = RdfSerializer::from_format(fmt);
+        if fmt == RdfFormat::Turtle {
+            ser = ser.with_prefix("kw", ontology::KW).map_err(|e| GraphError::Evaluation(e.to_string()))?;
+            ser = ser.with_prefix("id", ontology::ID_BASE).map_err(|e| GraphError::Evaluation(e.to_string()))?;
+        }
+        let mut w = ser.for_writer(Vec::new());
+        for q in self.store.iter().flatten() {
+            w.serialize_triple(q.as_ref()).map_err(|e| GraphError::Evaluation(e.to_string()))?;
+        }
+        let bytes = w.finish().map_err(|e| GraphError::Evaluation(e.to_string()))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+fn term_text(t: &Term) -> String {
+    match t {
+        Term::NamedNode(n) => format!("<{}>", n.as_str()),
+        Term::BlankNode(b) => format!("_:{}", b.as_str()),
+        Term::Literal(l) => l.value().to_string(),
+        #[allow(unreachable_patterns)]
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,976 @@
+//! Loading and validating the knowledge: Markdown files with TOML front matter.
+//!
+//! [`load_sources`] turns files (from a directory or from the copy embedded in
+//! the binary) into a [`KnowledgeBase`] plus every problem found, each with
+//! `file:line` and the key concerned. Loading never stops at the first problem:
+//! an entity with problems is still loaded when its id and kind are readable, so
+//! that one lint run lists everything. The format is `knowledge/README.md`.
+
+use crate::model::{
+    Entity, FailureModeData, Kind, KindData, Location, SignalKind, SymptomData, Version,
+    VersionRange, AREAS,
+};
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::path::Path;
+use toml::{Table, Value};
+
+/// One knowledge file: its path relative to the knowledge root and its text.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// Path relative to the knowledge root, `/`-separated (`failure-modes/etcd/x.md`).
+    pub path: String,
+    /// The whole file text.
+    pub text: String,
+}
+
+/// How serious a [`Diagnostic`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Makes `kubewhy lint` fail.
+    Error,
+    /// Reported, does not fail the lint.
+    Warning,
+}
+
+/// A problem found while loading or validating knowledge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// File and 1-based line.
+    pub location: Location,
+    /// The front-matter key concerned, when there is one (`symptom[2].text`).
+    pub key: Option<String>,
+    /// What is wrong, lowercase, no trailing period.
+    pub message: String,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        match &self.key {
+            Some(k) => write!(f, "{}: {sev}: `{k}`: {}", self.location, self.message),
+            None => write!(f, "{}: {sev}: {}", self.location, self.message),
+        }
+    }
+}
+
+/// Errors that stop loading before any file is parsed.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The knowledge directory (or a file in it) could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The path that failed.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The directory holds no knowledge file at all.
+    #[error("{path} holds no knowledge files (*.md with +++ front matter)")]
+    Empty {
+        /// The directory.
+        path: String,
+    },
+}
+
+/// The loaded entities, indexed by id. Entities keep the order of their files (sorted by path).
+#[derive(Debug, Default, Clone)]
+pub struct KnowledgeBase {
+    entities: Vec<Entity>,
+    by_id: HashMap<String, usize>,
+}
+
+impl KnowledgeBase {
+    /// Every entity, in file order.
+    pub fn entities(&self) -> &[Entity] {
+        &self.entities
+    }
+
+    /// The entity with this id, if any.
+    pub fn get(&self, id: &str) -> Option<&Entity> {
+        self.by_id.get(id).map(|&i| &self.entities[i])
+    }
+
+    /// Entities of one kind, in file order.
+    pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &Entity> {
+        self.entities.iter().filter(move |e| e.kind == kind)
+    }
+
+    /// Number of entities.
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// Whether there is no entity.
+    pub fn is_empty(&self) -> bool {
+        self.entities.is_empty()
+    }
+
+    /// Adds the entities of `other` on top of these (an organisation's runbooks over the
+    /// built-in graph). An entity of `other` with an id already present replaces it.
+    pub fn merge(&mut self, other: KnowledgeBase) {
+        for e in other.entities {
+            if let Some(&i) = self.by_id.get(&e.id) {
+                self.entities[i] = e;
+            } else {
+                self.by_id.insert(e.id.clone(), self.entities.len());
+                self.entities.push(e);
+            }
+        }
+    }
+
+    fn push(&mut self, e: Entity) -> Result<(), Location> {
+        if let Some(&i) = self.by_id.get(&e.id) {
+            return Err(self.entities[i].location.clone());
+        }
+        self.by_id.insert(e.id.clone(), self.entities.len());
+        self.entities.push(e);
+        Ok(())
+    }
+}
+
+/// Reads every `*.md` file under `dir` (except `README.md` files) as a [`SourceFile`], sorted by path.
+///
+/// # Errors
+/// [`LoadError::Io`] when the directory or a file cannot be read; [`LoadError::Empty`] when no file is found.
+pub fn read_dir(dir: &Path) -> Result<Vec<SourceFile>, LoadError> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<SourceFile>) -> Result<(), LoadError> {
+        let io = |e, p: &Path| LoadError::Io { path: p.display().to_string(), source: e };
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .map_err(|e| io(e, dir))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| io(e, dir))?;
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let p = entry.path();
+            let name = entry.file_name().to_string_lossy().to_string();
+            if name.starts_with('.') || name == "target" || name == "src" {
+                continue;
+            }
+            if p.is_dir() {
+                walk(root, &p, out)?;
+            } else if is_knowledge_file(&name) {
+                let text = std::fs::read_to_string(&p).map_err(|e| io(e, &p))?;
+                let rel = p.strip_prefix(root).unwrap_or(&p);
+                let path = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+                out.push(SourceFile { path, text });
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out)?;
+    if out.is_empty() {
+        return Err(LoadError::Empty { path: dir.display().to_string() });
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// Whether a file name is a knowledge entity file (`*.md`, but not a README).
+pub fn is_knowledge_file(name: &str) -> bool {
+    name.ends_with(".md") && !name.eq_ignore_ascii_case("README.md")
+}
+
+/// Parses and validates knowledge files.
+///
+/// Returns the knowledge base (every entity whose id could be read) and every
+/// problem found, errors first then warnings, each sorted by file and line.
+pub fn load_sources(files: impl IntoIterator<Item = SourceFile>) -> (KnowledgeBase, Vec<Diagnostic>) {
+    let mut kb = KnowledgeBase::default();
+    let mut diags = Vec::new();
+    for file in files {
+        for entity in parse_file(&file, &mut diags) {
+            let loc = entity.location.clone();
+            let id = entity.id.clone();
+            if let Err(first) = kb.push(entity) {
+                diags.push(Diagnostic {
+                    severity: Severity::Error,
+                    location: loc,
+                    key: Some("id".into()),
+                    message: format!("duplicate id `{id}` (first defined at {first})"),
+                });
+            }
+        }
+    }
+    validate(&kb, &mut diags);
+    diags.sort_by(|a, b| {
+        (a.severity, &a.location.file, a.location.line).cmp(&(b.severity, &b.location.file, b.location.line))
+    });
+    (kb, diags)
+}
+
+/// Splits a knowledge file into its front matter and body.
+///
+/// Returns `(front matter text, 1-based line of the front matter's first line, body)`.
+///
+/// # Errors
+/// A message when the file does not start with a `+++` block closed by a `+++` line.
+pub fn split_front_matter(text: &str) -> Result<(String, usize, String), String> {
+    let mut parser = Parser::new_ext(text, Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS);
+    match parser.next() {
+        Some(Event::Start(Tag::MetadataBlock(_))) => {}
+        _ => {
+            return Err(
+                "the file must start with TOML front matter between `+++` lines (the first line `+++`, the next line not blank, and a closing `+++` line)"
+                    .into(),
+            )
+        }
+    }
+    let mut fm = String::new();
+    for ev in parser.by_ref() {
+        match ev {
+            Event::Text(t) => fm.push_str(&t),
+            Event::End(TagEnd::MetadataBlock(_)) => break,
+            _ => {}
+        }
+    }
+    // The body starts after the closing `+++` line (the first unindented `+++` line after line 1).
+    let mut offset = 0;
+    let mut body_start = text.len();
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        offset += line.len();
+        if i > 0 && line.trim_end() == "+++" {
+            body_start = offset;
+            break;
+        }
+    }
+    Ok((fm, 2, text[body_start.min(text.len())..].to_string()))
+}
+
+/// Finds the line of a key in front matter (top level or inside the n-th inline table).
+struct Lines<'a> {
+    lines: Vec<&'a str>,
+    first_line: usize,
+}
+
+impl<'a> Lines<'a> {
+    fn new(fm: &'a str, first_line: usize) -> Self {
+        Lines { lines: fm.lines().collect(), first_line }
+    }
+
+    fn is_header(l: &str) -> bool {
+        l.trim_start().starts_with('[') && !l.contains('=')
+    }
+
+    /// Line range (0-based, exclusive end) of the n-th (0-based) `[[table]]`, or of the top level when `table` is None.
+    fn section(&self, table: Option<(&str, usize)>) -> (usize, usize) {
+        match table {
+            None => {
+                let end = self.lines.iter().position(|l| Self::is_header(l)).unwrap_or(self.lines.len());
+                (0, end)
+            }
+            Some((name, n)) => {
+                let mut seen = 0;
+                for (i, l) in self.lines.iter().enumerate() {
+                    let t: String = l.chars().filter(|c| !c.is_whitespace()).collect();
+                    if t == format!("[[{name}]]") {
+                        if seen == n {
+                            let end = self.lines[i + 1..]
+                                .iter()
+                                .position(|l| Self::is_header(l))
+                                .map(|p| i + 1 + p)
+                                .unwrap_or(self.lines.len());
+                            return (i, end);
+                        }
+                        seen += 1;
+                    }
+                }
+                (0, self.lines.len())
+            }
+        }
+    }
+
+    /// 1-based file line of `key` in the section, or of the section start.
+    fn of_key(&self, table: Option<(&str, usize)>, key: &str) -> usize {
+        let (start, end) = self.section(table);
+        for i in start..end {
+            let l = self.lines[i].trim_start();
+            let k = l.split('=').next().unwrap_or("").trim().trim_matches('"');
+            if l.contains('=') && k == key {
+                return self.first_line + i;
+            }
+        }
+        self.first_line + start
+    }
+}
+
+/// Reads typed values out of one TOML table, recording every problem.
+struct Reader<'a, 'd> {
+    table: &'a Table,
+    used: HashSet<&'static str>,
+    lines: &'a Lines<'a>,
+    section: Option<(&'a str, usize)>,
+    key_prefix: String,
+    file: &'a str,
+    diags: &'d mut Vec<Diagnostic>,
+    errors: usize,
+}
+
+impl<'a, 'd> Reader<'a, 'd> {
+    fn err(&mut self, key: &str, message: String) {
+        let line = self.lines.of_key(self.section, key);
+        self.errors += 1;
+        self.diags.push(Diagnostic {
+            severity: Severity::Error,
+            location: Location { file: self.file.to_string(), line },
+            key: Some(format!("{}{key}", self.key_prefix)),
+            message,
+        });
+    }
+
+    fn get(&mut self, key: &'static str) -> Option<&'a Value> {
+        self.used.insert(key);
+        self.table.get(key)
+    }
+
+    fn string(&mut self, key: &'static str, required: bool) -> Option<String> {
+        match self.get(key) {
+            None if required => {
+                self.err(key, "missing required key".into());
+                None
+            }
+            None => None,
+            Some(Value::String(s)) if s.trim().is_empty() => {
+                self.err(key, "must not be empty".into());
+                None
+            }
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(v) => {
+                self.err(key, format!("expected a string, found {}", v.type_str()));
+                None
+            }
+        }
+    }
+
+    fn strings(&mut self, key: &'static str) -> Vec<String> {
+        match self.get(key) {
+            None => Vec::new(),
+            Some(Value::Array(items)) => {
+                let mut out = Vec::new();
+                for (i, v) in items.iter().enumerate() {
+                    match v {
+                        Value::String(s) if !s.trim().is_empty() => out.push(s.clone()),
+                        other => self.err(key, format!("item {i} must be a non-empty string, found {}", other.type_str())),
+                    }
+                }
+                out
+            }
+            Some(v) => {
+                self.err(key, format!("expected an array of strings, found {}", v.type_str()));
+                Vec::new()
+            }
+        }
+    }
+
+    fn integer(&mut self, key: &'static str) -> Option<i64> {
+        match self.get(key) {
+            None => None,
+            Some(Value::Integer(i)) => Some(*i),
+            Some(v) => {
+                self.err(key, format!("expected an integer, found {}", v.type_str()));
+                None
+            }
+        }
+    }
+
+    fn float(&mut self, key: &'static str) -> Option<f64> {
+        match self.get(key) {
+            None => None,
+            Some(Value::Float(f)) => Some(*f),
+            Some(Value::Integer(i)) => Some(*i as f64),
+            Some(v) => {
+                self.err(key, format!("expected a number, found {}", v.type_str()));
+                None
+            }
+        }
+    }
+
+    fn integers(&mut self, key: &'static str) -> Vec<u32> {
+        match self.get(key) {
+            None => Vec::new(),
+            Some(Value::Array(items)) => {
+                let mut out = Vec::new();
+                for (i, v) in items.iter().enumerate() {
+                    match v {
+                        Value::Integer(n) if *n > 0 && *n < 100_000 => out.push(*n as u32),
+                        other => self.err(key, format!("item {i} must be a KEP number (a positive integer), found {}", other.type_str())),
+                    }
+                }
+                out
+            }
+            Some(v) => {
+                self.err(key, format!("expected an array of integers, found {}", v.type_str()));
+                Vec::new()
+            }
+        }
+    }
+
+    fn version(&mut self, key: &'static str) -> Option<Version> {
+        match self.get(key) {
+            None => None,
+            Some(Value::String(s)) => match Version::parse_strict(s) {
+                Ok(v) if v.major == 1 => Some(v),
+                Ok(_) => {
+                    self.err(key, format!("`{s}` is not a Kubernetes 1.x minor version"));
+                    None
+                }
+                Err(m) => {
+                    self.err(key, m);
+                    None
+                }
+            },
+            Some(v) => {
+                self.err(key, format!("expected a version string like \"1.24\", found {}", v.type_str()));
+                None
+            }
+        }
+    }
+
+    fn tables(&mut self, key: &'static str) -> Vec<&'a Table> {
+        match self.get(key) {
+            None => Vec::new(),
+            Some(Value::Array(items)) => {
+                let mut out = Vec::new();
+                for v in items {
+                    match v {
+                        Value::Table(t) => out.push(t),
+                        other => self.err(key, format!("expected [[{key}]] tables, found {}", other.type_str())),
+                    }
+                }
+                out
+            }
+            Some(v) => {
+                self.err(key, format!("expected [[{key}]] tables, found {}", v.type_str()));
+                Vec::new()
+            }
+        }
+    }
+
+    /// Reports every key that was not read.
+    fn finish(&mut self, kind: &str) {
+        let unknown: Vec<String> =
+            self.table.keys().filter(|k| !self.used.contains(k.as_str())).cloned().collect();
+        for k in unknown {
+            let allowed: Vec<&str> = {
+                let mut v: Vec<&str> = self.used.iter().copied().collect();
+                v.sort_unstable();
+                v
+            };
+            let line = self.lines.of_key(self.section, &k);
+            self.errors += 1;
+            self.diags.push(Diagnostic {
+                severity: Severity::Error,
+                location: Location { file: self.file.to_string(), line },
+                key: Some(format!("{}{k}", self.key_prefix)),
+                message: format!("unknown key for a {kind} (allowed: {})", allowed.join(", ")),
+            });
+        }
+    }
+}
+
+/// The common keys of every entity.
+struct Common {
+    title: Option<String>,
+    aliases: Vec<String>,
+    references: Vec<String>,
+    applies: VersionRange,
+    keps: Vec<u32>,
+    feature_gates: Vec<String>,
+    related: Vec<String>,
+}
+
+fn read_common(r: &mut Reader<'_, '_>, title_required: bool) -> Common {
+    Common {
+        title: r.string("title", title_required),
+        aliases: r.strings("aliases"),
+        references: r.strings("references"),
+        applies: VersionRange { since: r.version("since"), until: r.version("until") },
+        keps: r.integers("keps"),
+        feature_gates: r.strings("feature_gates"),
+        related: r.strings("related"),
+    }
+}
+
+fn valid_slug(slug: &str) -> bool {
+    !slug.is_empty()
+        && slug.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !slug.starts_with(['.', '-'])
+}
+
+/// Checks an id's form and returns its kind.
+fn parse_id(id: &str) -> Result<Kind, String> {
+    let (prefix, slug) = id.split_once('/').ok_or_else(|| format!("`{id}` is not of the form kind/slug"))?;
+    let kind = Kind::from_prefix(prefix).ok_or_else(|| {
+        let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.prefix()).collect();
+        format!("`{prefix}` in `{id}` is not a kind (one of {})", kinds.join(", "))
+    })?;
+    if !valid_slug(slug) {
+        return Err(format!("slug `{slug}` may only contain letters, digits, `-`, `_` and `.`"));
+    }
+    Ok(kind)
+}
+
+fn parse_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Vec<Entity> {
+    let at = |line: usize| Location { file: file.path.clone(), line };
+    let (fm, first_line, body) = match split_front_matter(&file.text) {
+        Ok(x) => x,
+        Err(m) => {
+            diags.push(Diagnostic { severity: Severity::Error, location: at(1), key: None, message: m });
+            return Vec::new();
+        }
+    };
+    // A second front-matter-looking block in the body is almost always a mistake.
+    if body.lines().any(|l| l.trim_end() == "+++") {
+        let line = first_line + fm.lines().count() + 1 + body.lines().position(|l| l.trim_end() == "+++").unwrap_or(0) + 1;
+        diags.push(Diagnostic {
+            severity: Severity::Error,
+            location: at(line),
+            key: None,
+            message: "a `+++` line in the body: front matter must be one block at the top of the file".into(),
+        });
+    }
+    let table: Table = match fm.parse::<Table>() {
+        Ok(t) => t,
+        Err(e) => {
+            let line = e.span().map(|s| first_line + fm[..s.start.min(fm.len())].matches('\n').count()).unwrap_or(first_line);
+            let msg = e.message().trim().to_string();
+            diags.push(Diagnostic {
+                severity: Severity::Error,
+                location: at(line),
+                key: None,
+                message: format!("invalid TOML front matter: {msg}"),
+            });
+            return Vec::new();
+        }
+    };
+    let lines = Lines::new(&fm, first_line);
+    let mut r = Reader {
+        table: &table,
+        used: HashSet::new(),
+        lines: &lines,
+        section: None,
+        key_prefix: String::new(),
+        file: &file.path,
+        diags,
+        errors: 0,
+    };
+    let Some(id) = r.string("id", true) else { return Vec::new() };
+    let kind = match parse_id(&id) {
+        Ok(k) => k,
+        Err(m) => {
+            r.err("id", m);
+            return Vec::new();
+        }
+    };
+    if matches!(kind, Kind::Kep | Kind::FeatureGate | Kind::Release) && !file.path.starts_with("generated/") {
+        r.err("id", format!("`{}` entities are generated from upstream data, not written by hand", kind.prefix()));
+    }
+    let slug = id.split_once('/').map(|(_, s)| s).unwrap_or("");
+    let stem = file.path.rsplit('/').next().unwrap_or("").trim_end_matches(".md");
+    if stem != slug {
+        r.err("id", format!("the file name `{stem}.md` must equal the id's slug `{slug}`"));
+    }
+    let common = read_common(&mut r, true);
+    let location = at(1);
+    let mut extra = Vec::new();
+    let data = match kind {
+        Kind::Component => KindData::Component { part_of: r.string("part_of", false), talks_to: r.strings("talks_to") },
+        Kind::Loop => KindData::Loop {
+            part_of: r.string("part_of", true).unwrap_or_default(),
+            reads: r.strings("reads"),
+            writes: r.strings("writes"),
+            emits: r.strings("emits"),
+        },
+        Kind::Field => KindData::Field {
+            object: r.string("object", true).unwrap_or_default(),
+            path: r.string("path", true).unwrap_or_default(),
+            written_by: r.strings("written_by"),
+        },
+        Kind::Metric => read_metric(&mut r),
+        Kind::Symptom => KindData::Symptom(read_symptom(&mut r)),
+        Kind::Check => read_check(&mut r),
+        Kind::Fix => read_fix(&mut r),
+        Kind::Concept | Kind::Kep | Kind::FeatureGate | Kind::Release => KindData::Concept,
+        Kind::Myth => KindData::Myth { correction: r.string("correction", true).unwrap_or_default(), concerns: r.strings("concerns") },
+        Kind::FailureMode => {
+            let mut fm = FailureModeData {
+                area: r.string("area", true).unwrap_or_default(),
+                components: r.strings("components"),
+                loops: r.strings("loops"),
+                fields: r.strings("fields"),
+                metrics: r.strings("metrics"),
+                symptoms: r.strings("symptoms"),
+                checks: r.strings("checks"),
+                fixes: r.strings("fixes"),
+                caused_by: r.strings("caused_by"),
+                leads_to: r.strings("leads_to"),
+            };
+            for (table_key, inline_kind) in [("symptom", Kind::Symptom), ("check", Kind::Check), ("fix", Kind::Fix)] {
+                let key: &'static str = table_key;
+                let tables = r.tables(key);
+                for (n, t) in tables.into_iter().enumerate() {
+                    let e = read_inline(file, &lines, &mut *r.diags, t, key, n, inline_kind, slug, &common);
+                    let target = match inline_kind {
+                        Kind::Symptom => &mut fm.symptoms,
+                        Kind::Check => &mut fm.checks,
+                        _ => &mut fm.fixes,
+                    };
+                    target.push(e.id.clone());
+                    extra.push(e);
+                }
+            }
+            KindData::FailureMode(fm)
+        }
+    };
+    r.finish(kind.class_name());
+    let entity = Entity {
+        id,
+        kind,
+        title: common.title.unwrap_or_default(),
+        aliases: common.aliases,
+        references: common.references,
+        applies: common.applies,
+        keps: common.keps,
+        feature_gates: common.feature_gates,
+        related: common.related,
+        body: body.trim().to_string(),
+        location,
+        data,
+    };
+    let mut out = vec![entity];
+    out.extend(extra);
+    out
+}
+
+fn read_metric(r: &mut Reader<'_, '_>) -> KindData {
+    let metric_type = r.string("type", true).unwrap_or_default();
+    if !metric_type.is_empty() && !["counter", "gauge", "histogram", "summary"].contains(&metric_type.as_str()) {
+        r.err("type", format!("`{metric_type}` is not one of counter, gauge, histogram, summary"));
+    }
+    let stability = r.string("stability", false);
+    if let Some(s) = &stability {
+        if !["ALPHA", "BETA", "STABLE", "INTERNAL", "NONE"].contains(&s.as_str()) {
+            r.err("stability", format!("`{s}` is not one of ALPHA, BETA, STABLE, INTERNAL, NONE"));
+        }
+    }
+    KindData::Metric {
+        name: r.string("name", true).unwrap_or_default(),
+        component: r.string("component", true).unwrap_or_default(),
+        metric_type,
+        stability,
+        labels: r.strings("labels"),
+        bad_value: r.string("bad_value", false),
+    }
+}
+
+fn read_symptom(r: &mut Reader<'_, '_>) -> SymptomData {
+    let signal_text = r.string("signal", true);
+    let signal = signal_text.as_deref().and_then(|s| {
+        let k = SignalKind::parse(s);
+        k
+    });
+    if let (Some(s), None) = (&signal_text, signal) {
+        r.err("signal", format!("`{s}` is not one of event, message, status-reason, exit-code, http-status, log, condition, metric"));
+    }
+    let text = r.string("text", false);
+    let reason = r.string("reason", false);
+    let code = r.integer("code");
+    let source = r.string("source", false);
+    let weight = r.float("weight").unwrap_or(1.0);
+    if !(0.0..=5.0).contains(&weight) {
+        r.err("weight", format!("{weight} is outside 0.0..=5.0"));
+    }
+    let signal = signal.unwrap_or(SignalKind::Message);
+    match signal {
+        SignalKind::Event | SignalKind::Message | SignalKind::Log | SignalKind::Condition if text.is_none() => {
+            r.err("text", format!("a `{}` symptom needs the machine text", signal.as_str()));
+        }
+        SignalKind::Event | SignalKind::StatusReason if reason.is_none() => {
+            r.err("reason", format!("a `{}` symptom needs its reason", signal.as_str()));
+        }
+        SignalKind::ExitCode | SignalKind::HttpStatus if code.is_none() => {
+            r.err("code", format!("a `{}` symptom needs its code", signal.as_str()));
+        }
+        _ => {}
+    }
+    if let Some(t) = &text {
+        if source.is_none() {
+            r.err("source", "a symptom with machine text must name the source that emits it (`owner/repo:path`)".into());
+        }
+        if let Err(m) = crate::signals::check_template(t) {
+            r.err("text", m);
+        }
+    }
+    if let Some(s) = &source {
+        if !s.contains(':') && !s.starts_with("http") {
+            r.err("source", format!("`{s}` is not `owner/repo:path` or a URL"));
+        }
+    }
+    SymptomData { signal, text, reason, code, source, weight }
+}
+
+fn read_check(r: &mut Reader<'_, '_>) -> KindData {
+    KindData::Check {
+        command: r.string("command", false),
+        look_for: r.string("look_for", true).unwrap_or_default(),
+        probe: r.string("probe", false),
+    }
+}
+
+fn read_fix(r: &mut Reader<'_, '_>) -> KindData {
+    let risk = r.string("risk", true).unwrap_or_default();
+    if !risk.is_empty() && !["low", "medium", "high"].contains(&risk.as_str()) {
+        r.err("risk", format!("`{risk}` is not one of low, medium, high"));
+    }
+    KindData::Fix { action: r.string("action", true).unwrap_or_default(), command: r.string("command", false), risk }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_inline(
+    file: &SourceFile,
+    lines: &Lines<'_>,
+    diags: &mut Vec<Diagnostic>,
+    table: &Table,
+    key: &str,
+    n: usize,
+    kind: Kind,
+    parent_slug: &str,
+    parent: &Common,
+) -> Entity {
+    let section_line = lines.of_key(Some((key, n)), "\u{0}");
+    let mut r = Reader {
+        table,
+        used: HashSet::new(),
+        lines,
+        section: Some((key, n)),
+        key_prefix: format!("{key}[{}].", n + 1),
+        file: &file.path,
+        diags,
+        errors: 0,
+    };
+    let default_id = format!("{}/{parent_slug}-{}", kind.prefix(), n + 1);
+    let id = match r.string("id", false) {
+        Some(id) => match parse_id(&id) {
+            Ok(k) if k == kind => id,
+            Ok(k) => {
+                r.err("id", format!("an inline [[{key}]] must have a `{}` id, found a `{}` id", kind.prefix(), k.prefix()));
+                default_id
+            }
+            Err(m) => {
+                r.err("id", m);
+                default_id
+            }
+        },
+        None => default_id,
+    };
+    let title = r.string("title", false);
+    let aliases = r.strings("aliases");
+    let references = r.strings("references");
+    let applies = VersionRange { since: r.version("since"), until: r.version("until") };
+    let data = match kind {
+        Kind::Symptom => KindData::Symptom(read_symptom(&mut r)),
+        Kind::Check => read_check(&mut r),
+        _ => read_fix(&mut r),
+    };
+    r.finish(kind.class_name());
+    let title = title.unwrap_or_else(|| match &data {
+        KindData::Symptom(s) => symptom_title(s),
+        KindData::Check { command, look_for, .. } => command.clone().unwrap_or_else(|| look_for.clone()),
+        KindData::Fix { action, .. } => action.clone(),
+        _ => String::new(),
+    });
+    let references = if references.is_empty() && kind == Kind::Symptom {
+        match &data {
+            KindData::Symptom(SymptomData { source: Some(s), .. }) => vec![s.clone()],
+            _ => parent.references.clone(),
+        }
+    } else {
+        references
+    };
+    Entity {
+        id,
+        kind,
+        title,
+        aliases,
+        references,
+        applies,
+        keps: Vec::new(),
+        feature_gates: Vec::new(),
+        related: Vec::new(),
+        body: String::new(),
+        location: Location { file: file.path.clone(), line: section_line },
+        data,
+    }
+}
+
+/// A readable title for a symptom with none: reason and text, or the code.
+pub fn symptom_title(s: &SymptomData) -> String {
+    match (&s.reason, &s.text, s.code) {
+        (Some(r), Some(t), _) => format!("{r}: {t}"),
+        (None, Some(t), _) => t.clone(),
+        (Some(r), None, _) => r.clone(),
+        (None, None, Some(c)) if s.signal == SignalKind::ExitCode => format!("exit code {c}"),
+        (None, None, Some(c)) => format!("HTTP {c}"),
+        _ => s.signal.as_str().to_string(),
+    }
+}
+
+/// What kind each relation key must point to.
+fn expect_kinds(kb: &KnowledgeBase, e: &Entity, diags: &mut Vec<Diagnostic>) {
+    let mut check = |key: &str, ids: &[String], allowed: &[Kind]| {
+        for id in ids {
+            let problem = match kb.get(id) {
+                Some(t) if allowed.contains(&t.kind) => None,
+                Some(t) => Some(format!(
+                    "`{id}` is a {}, expected {}",
+                    t.kind.prefix(),
+                    allowed.iter().map(|k| k.prefix()).collect::<Vec<_>>().join(" or ")
+                )),
+                None => Some(format!("`{id}` does not exist{}", suggest(kb, id))),
+            };
+            if let Some(message) = problem {
+                diags.push(Diagnostic {
+                    severity: Severity::Error,
+                    location: e.location.clone(),
+                    key: Some(key.to_string()),
+                    message,
+                });
+            }
+        }
+    };
+    check("related", &e.related, &Kind::ALL);
+    match &e.data {
+        KindData::Component { part_of, talks_to } => {
+            check("part_of", part_of.as_slice(), &[Kind::Component]);
+            check("talks_to", talks_to, &[Kind::Component]);
+        }
+        KindData::Loop { part_of, reads, writes, emits } => {
+            check("part_of", std::slice::from_ref(part_of), &[Kind::Component]);
+            check("reads", reads, &[Kind::Field]);
+            check("writes", writes, &[Kind::Field]);
+            check("emits", emits, &[Kind::Metric]);
+        }
+        KindData::Field { written_by, .. } => check("written_by", written_by, &[Kind::Loop, Kind::Component]),
+        KindData::Metric { component, .. } => check("component", std::slice::from_ref(component), &[Kind::Component]),
+        KindData::FailureMode(fm) => {
+            check("components", &fm.components, &[Kind::Component]);
+            check("loops", &fm.loops, &[Kind::Loop]);
+            check("fields", &fm.fields, &[Kind::Field]);
+            check("metrics", &fm.metrics, &[Kind::Metric]);
+            check("symptoms", &fm.symptoms, &[Kind::Symptom]);
+            check("checks", &fm.checks, &[Kind::Check]);
+            check("fixes", &fm.fixes, &[Kind::Fix]);
+            check("caused_by", &fm.caused_by, &[Kind::FailureMode]);
+            check("leads_to", &fm.leads_to, &[Kind::FailureMode]);
+        }
+        KindData::Myth { concerns, .. } => check("concerns", concerns, &Kind::ALL),
+        _ => {}
+    }
+}
+
+/// " (did you mean `x`?)" when an id of the same kind is close, else "".
+fn suggest(kb: &KnowledgeBase, id: &str) -> String {
+    let prefix = id.split('/').next().unwrap_or("");
+    let best = kb
+        .entities()
+        .iter()
+        .filter(|e| e.kind.prefix() == prefix)
+        .map(|e| (strsim_distance(&e.id, id), &e.id))
+        .min();
+    match best {
+        Some((d, best)) if d <= id.len() / 3 + 1 => format!(" (did you mean `{best}`?)"),
+        _ => String::new(),
+    }
+}
+
+/// Levenshtein distance (small inputs only).
+pub fn strsim_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+fn validate(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
+    let mut causes: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for e in kb.entities() {
+        let err = |key: &str, message: String| Diagnostic {
+            severity: Severity::Error,
+            location: e.location.clone(),
+            key: Some(key.to_string()),
+            message,
+        };
+        if let (Some(s), Some(u)) = (e.applies.since, e.applies.until) {
+            if s >= u {
+                diags.push(err("until", format!("`until` {u} must be later than `since` {s} (the range is since <= v < until)")));
+            }
+        }
+        expect_kinds(kb, e, diags);
+        if let KindData::FailureMode(fm) = &e.data {
+            if !fm.area.is_empty() && !AREAS.contains(&fm.area.as_str()) {
+                diags.push(err("area", format!("`{}` is not an area (one of {})", fm.area, AREAS.join(", "))));
+            }
+            for (key, list, what) in [
+                ("components", &fm.components, "a component"),
+                ("loops", &fm.loops, "a loop"),
+                ("symptom", &fm.symptoms, "a symptom ([[symptom]] or `symptoms`)"),
+                ("check", &fm.checks, "a check ([[check]] or `checks`)"),
+                ("fix", &fm.fixes, "a fix ([[fix]] or `fixes`)"),
+            ] {
+                if list.is_empty() {
+                    diags.push(err(key, format!("a failure mode needs at least {what}")));
+                }
+            }
+            if e.references.is_empty() {
+                diags.push(err("references", "a failure mode needs at least one reference".into()));
+            }
+            for c in &fm.caused_by {
+                causes.entry(e.id.as_str()).or_default().push(c.as_str());
+            }
+            for d in &fm.leads_to {
+                causes.entry(d.as_str()).or_default().push(e.id.as_str());
+            }
+        }
+        if matches!(e.kind, Kind::Symptom | Kind::Myth) && e.references.is_empty() && !e.location.file.is_empty() {
+            diags.push(err("references", format!("a {} needs at least one reference", e.kind.prefix())));
+        }
+    }
+    // A failure mode that is (transitively) its own cause is a modelling error.
+    for start in causes.keys() {
+        let mut stack: Vec<&str> = causes.get(start).cloned().unwrap_or_default();
+        let mut seen = HashSet::new();
+        while let Some(c) = stack.pop() {
+            if c == *start {
+                if let Some(e) = kb.get(start) {
+                    diags.push(Diagnostic {
+                        severity: Severity::Error,
+                        location: e.location.clone(),
+                        key: Some("caused_by".into()),
+                        message: "causedBy/leadsTo links form a cycle back to this failure mode".into(),
+                    });
+                }
+                break;
+            }
+            if seen.insert(c) {
+                stack.extend(causes.get(c).cloned().unwrap_or_default());
+            }
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! kubewhy's engine: the knowledge model, its loader and validation, the RDF
+//! graph (oxigraph), the full-text index (tantivy) and the diagnosis that maps a
+//! symptom to the mechanism behind it.
+//!
+//! The engine never prints, never installs a logger and knows nothing about
+//! terminals, MCP or HTTP. [`Engine`] is `Send + Sync`; share it with an `Arc`.
+//!
+//! ```
+//! use kubewhy_engine::{Engine, knowledge::SourceFile, diagnose::DiagnoseOptions};
+//! let files = vec![
+//!     SourceFile { path: "components/etcd.md".into(), text: "+++\nid = \"component/etcd\"\ntitle = \"etcd\"\n+++\nThe key-value store.\n".into() },
+//!     SourceFile { path: "loops/etcd-backend-quota.md".into(), text: "+++\nid = \"loop/etcd-backend-quota\"\ntitle = \"backend quota\"\npart_of = \"component/etcd\"\n+++\n".into() },
+//!     SourceFile { path: "failure-modes/etcd/etcd-nospace-alarm.md".into(), text: r#"+++
+//! id = "failure-mode/etcd-nospace-alarm"
+//! title = "etcd NOSPACE alarm: writes refused"
+//! area = "etcd"
+//! components = ["component/etcd"]
+//! loops = ["loop/etcd-backend-quota"]
+//! references = ["etcd-io/etcd:api/v3rpc/rpctypes/error.go"]
+//! [[symptom]]
+//! signal = "message"
+//! text = "etcdserver: mvcc: database space exceeded"
+//! source = "etcd-io/etcd:api/v3rpc/rpctypes/error.go"
+//! [[check]]
+//! command = "etcdctl alarm list"
+//! look_for = "alarm:NOSPACE"
+//! [[fix]]
+//! action = "compact, defragment, then disarm the alarm"
+//! risk = "medium"
+//! +++
+//! The backend database reached its quota.
+//! "#.into() },
+//! ];
+//! let (engine, problems) = Engine::from_sources(files).unwrap();
+//! assert!(problems.is_empty());
+//! let d = engine.diagnose("etcdserver: mvcc: database space exceeded", DiagnoseOptions::default()).unwrap();
+//! assert_eq!(d.candidates[0].id, "failure-mode/etcd-nospace-alarm");
+//! ```
+
+pub mod diagnose;
+pub mod graph;
+pub mod knowledge;
+pub mod model;
+pub mod ontology;
+pub mod search;
+pub mod signals;
+
+use diagnose::{DiagnoseError, DiagnoseOptions, Diagnosis, Matcher};
+use graph::{Graph, GraphError, QueryLimits, QueryOutput, Relation};
+use knowledge::{Diagnostic, KnowledgeBase, Severity, SourceFile};
+use model::{Entity, Kind, AREAS};
+use search::{Hit, SearchIndex};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Errors of building an [`Engine`].
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The knowledge has errors; every problem is listed (errors and warnings).
+    #[error("the knowledge has {} error(s); first: {}", .0.iter().filter(|d| d.severity == Severity::Error).count(), .0.first().map(|d| d.to_string()).unwrap_or_default())]
+    Invalid(Vec<Diagnostic>),
+    /// The graph could not be built.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    /// The search index could not be built.
+    #[error(transparent)]
+    Search(#[from] search::SearchError),
+}
+
+/// The loaded knowledge with its graph, index and matchers.
+pub struct Engine {
+    kb: KnowledgeBase,
+    graph: Graph,
+    index: SearchIndex,
+    matcher: Matcher,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("entities", &self.kb.len()).field("graph", &self.graph).finish()
+    }
+}
+
+/// How [`Engine::explain`] resolved its query.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResolvedBy {
+    /// The query was an id.
+    Id,
+    /// The query was a slug (id without its kind).
+    Slug,
+    /// The query equals a title (case-insensitive).
+    Title,
+    /// The query equals an alias (case-insensitive).
+    Alias,
+    /// The best full-text hit.
+    Search,
+}
+
+/// A relation with the other entity's kind and title, for display.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RelatedEntity {
+    /// Ontology property local name (`partOf`).
+    pub property: String,
+    /// The other entity's id.
+    pub id: String,
+    /// Its kind prefix.
+    pub kind: String,
+    /// Its title (the id when the entity is not in the knowledge, e.g. a KEP not imported).
+    pub title: String,
+}
+
+/// An entity with its relations both ways.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    /// How the query was resolved.
+    pub resolved_by: ResolvedBy,
+    /// The entity.
+    pub entity: Entity,
+    /// Relations from this entity.
+    pub outgoing: Vec<RelatedEntity>,
+    /// Relations to this entity.
+    pub incoming: Vec<RelatedEntity>,
+}
+
+/// Counts describing the loaded knowledge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    /// Number of entities.
+    pub entities: usize,
+    /// Entities per kind prefix (every kind listed, zero included).
+    pub by_kind: BTreeMap<String, usize>,
+    /// Failure modes per area (every area listed, zero included).
+    pub failure_modes_by_area: BTreeMap<String, usize>,
+    /// Symptoms with a machine text template.
+    pub symptom_templates: usize,
+    /// Distinct causal links between failure modes (causedBy plus inverse leadsTo).
+    pub causal_links: usize,
+    /// Triples in the RDF graph.
+    pub triples: usize,
+}
+
+/// An explain query that matched nothing.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("no entity matches `{query}`{}", if .suggestions.is_empty() { String::new() } else { format!(" (closest: {})", .suggestions.join(", ")) })]
+pub struct NotFound {
+    /// The query.
+    pub query: String,
+    /// Closest ids.
+    pub suggestions: Vec<String>,
+}
+
+impl Engine {
+    /// Loads, validates and indexes knowledge files.
+    ///
+    /// Returns the engine and the warnings found.
+    ///
+    /// # Errors
+    /// [`EngineError::Invalid`] with every problem when any is an error; graph or index errors.
+    pub fn from_sources(files: impl IntoIterator<Item = SourceFile>) -> Result<(Engine, Vec<Diagnostic>), EngineError> {
+        let (kb, diags) = knowledge::load_sources(files);
+        if diags.iter().any(|d| d.severity == Severity::Error) {
+            return Err(EngineError::Invalid(diags));
+        }
+        Ok((Engine::new(kb)?, diags))
+    }
+
+    /// Builds the graph, the index and the matchers over an already validated knowledge base.
+    ///
+    /// # Errors
+    /// Graph or index errors.
+    pub fn new(kb: KnowledgeBase) -> Result<Engine, EngineError> {
+        let graph = Graph::build(&kb)?;
+        let index = SearchIndex::build(&kb)?;
+        let matcher = Matcher::new(&kb);
+        Ok(Engine { kb, graph, index, matcher })
+    }
+
+    /// The knowledge base.
+    pub fn knowledge(&self) -> &KnowledgeBase {
+        &self.kb
+    }
+
+    /// The RDF graph.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// Answers a symptom (see [`diagnose`]).
+    ///
+    /// # Errors
+    /// [`DiagnoseError`] for empty or oversized input.
+    pub fn diagnose(&self, input: &str, opts: DiagnoseOptions) -> Result<Diagnosis, DiagnoseError> {
+        diagnose::diagnose(&self.kb, &self.index, &self.matcher, input, opts)
+    }
+
+    /// Full-text search over all entities (or only `kinds`), at most `limit` hits, best first.
+    pub fn search(&self, text: &str, kinds: Option<&[Kind]>, limit: usize) -> Vec<Hit> {
+        self.index.search(text, kinds, limit).unwrap_or_default()
+    }
+
+    /// Runs a read-only SPARQL query (see [`Graph::query`]).
+    ///
+    /// # Errors
+    /// See [`Graph::query`].
+    pub fn sparql(&self, query: &str, limits: QueryLimits) -> Result<QueryOutput, GraphError> {
+        self.graph.query(query, limits)
+    }
+
+    /// Resolves an id, a slug, a title, an alias or free text to one entity and its relations.
+    ///
+    /// # Errors
+    /// [`NotFound`] with the closest ids when nothing matches.
+    pub fn explain(&self, query: &str) -> Result<Explanation, NotFound> {
+        let q = query.trim();
+        let lower = q.to_lowercase();
+        let resolved = if let Some(e) = self.kb.get(q) {
+            Some((e, ResolvedBy::Id))
+        } else if let Some(e) = self.kb.entities().iter().find(|e| e.slug().eq_ignore_ascii_case(q) && e.kind != Kind::Symptom) {
+            Some((e, ResolvedBy::Slug))
+        } else if let Some(e) = self.kb.entities().iter().find(|e| e.title.to_lowercase() == lower) {
+            Some((e, ResolvedBy::Title))
+        } else if let Some(e) = self.kb.entities().iter().find(|e| e.aliases.iter().any(|a| a.to_lowercase() == lower)) {
+            Some((e, ResolvedBy::Alias))
+        } else {
+            self.search(q, None, 1).first().and_then(|h| self.kb.get(&h.id)).map(|e| (e, ResolvedBy::Search))
+        };
+        let Some((entity, resolved_by)) = resolved else {
+            let mut near: Vec<(usize, &str)> = self
+                .kb
+                .entities()
+                .iter()
+                .map(|e| (knowledge::strsim_distance(&e.slug().to_lowercase(), &lower), e.id.as_str()))
+                .collect();
+            near.sort();
+            return Err(NotFound { query: q.to_string(), suggestions: near.into_iter().take(3).map(|(_, id)| id.to_string()).collect() });
+        };
+        let (out, inc) = self.graph.relations(&entity.id);
+        let describe = |rels: Vec<Relation>| -> Vec<RelatedEntity> {
+            rels.into_iter()
+                .map(|r| {
+                    let other = self.kb.get(&r.id);
+                    RelatedEntity {
+                        property: r.property,
+                        kind: other.map(|o| o.kind.prefix().to_string()).unwrap_or_else(|| r.id.split('/').next().unwrap_or("").to_string()),
+                        title: other.map(|o| o.title.clone()).unwrap_or_else(|| r.id.clone()),
+                        id: r.id,
+                    }
+                })
+                .collect()
+        };
+        Ok(Explanation { resolved_by, entity: entity.clone(), outgoing: describe(out), incoming: describe(inc) })
+    }
+
+    /// Counts of the loaded knowledge.
+    pub fn stats(&self) -> Stats {
+        let mut by_kind: BTreeMap<String, usize> = Kind::ALL.iter().map(|k| (k.prefix().to_string(), 0)).collect();
+        let mut by_area: BTreeMap<String, usize> = AREAS.iter().map(|a| (a.to_string(), 0)).collect();
+        let mut templates = 0;
+        for e in self.kb.entities() {
+            *by_kind.entry(e.kind.prefix().to_string()).or_default() += 1;
+            if let Some(fm) = e.failure_mode() {
+                *by_area.entry(fm.area.clone()).or_default() += 1;
+            }
+            if e.symptom().is_some_and(|s| s.text.is_some()) {
+                templates += 1;
+            }
+        }
+        let causal_links = graph::direct_causes(&self.kb).values().map(|s| s.len()).sum();
+        Stats {
+            entities: self.kb.len(),
+            by_kind,
+            failure_modes_by_area: by_area,
+            symptom_templates: templates,
+            causal_links,
+            triples: self.graph.len(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn engine_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<super::Engine>();
+    }
+}

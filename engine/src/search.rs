@@ -1,0 +1,274 @@
+//! Full-text search: a tantivy index in RAM over titles, aliases, symptom texts and bodies.
+//!
+//! Field boosts: title 3.0, aliases 2.5, symptoms 2.0, body 1.0. The analyzer
+//! lowercases and stems English, and the text is expanded so that CamelCase
+//! words are also indexed as their parts (`CrashLoopBackOff` → `crash loop back
+//! off`), so "crash loop" finds it. Queries are built from analyzer tokens, never
+//! parsed as query syntax, so any pasted text is a valid query. The index is
+//! built by one writer thread and ties are broken by id, so results are deterministic.
+
+use crate::knowledge::KnowledgeBase;
+use crate::model::{Kind, KindData};
+use std::collections::BTreeSet;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
+};
+use tantivy::tokenizer::{Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer};
+use tantivy::{doc, Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
+
+/// Errors of index building and searching.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// tantivy failed.
+    #[error("search index error: {0}")]
+    Index(#[from] tantivy::TantivyError),
+}
+
+/// One search hit.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Hit {
+    /// Entity id.
+    pub id: String,
+    /// BM25 score (unbounded, larger is better).
+    pub score: f32,
+}
+
+const ANALYZER: &str = "kubewhy";
+/// English words too common to rank by.
+const STOP_WORDS: &[&str] = &["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with", "my", "why", "how", "what", "i", "we", "our", "do", "does", "can", "get", "got", "keeps", "has", "have"];
+/// At most this many distinct query terms are used (the first ones in the text).
+const MAX_QUERY_TERMS: usize = 512;
+
+/// The tantivy index of the knowledge.
+pub struct SearchIndex {
+    index: Index,
+    reader: IndexReader,
+    id: Field,
+    kind: Field,
+    fields: Vec<(Field, f32)>,
+}
+
+impl std::fmt::Debug for SearchIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchIndex").finish_non_exhaustive()
+    }
+}
+
+fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(48))
+        .filter(LowerCaser)
+        .filter(StopWordFilter::remove(STOP_WORDS.iter().map(|s| s.to_string())))
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// Appends the parts of CamelCase words (`CrashLoopBackOff` → `Crash Loop Back Off`) to the text.
+pub fn expand_camel_case(text: &str) -> String {
+    let mut extra = String::new();
+    for word in text.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let uppers = word.chars().skip(1).filter(|c| c.is_ascii_uppercase()).count();
+        if uppers == 0 || word.len() > 60 {
+            continue;
+        }
+        let mut part = String::new();
+        let chars: Vec<char> = word.chars().collect();
+        for (i, &c) in chars.iter().enumerate() {
+            let boundary = i > 0
+                && c.is_ascii_uppercase()
+                && (chars[i - 1].is_ascii_lowercase() || chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase()));
+            if boundary && !part.is_empty() {
+                extra.push(' ');
+                extra.push_str(&part);
+                part.clear();
+            }
+            part.push(c);
+        }
+        extra.push(' ');
+        extra.push_str(&part);
+    }
+    if extra.is_empty() {
+        text.to_string()
+    } else {
+        format!("{text}\n{extra}")
+    }
+}
+
+/// The analyzer's tokens of `text` (after CamelCase expansion), distinct, in first-seen order, at most `max`.
+pub fn tokens(text: &str, max: usize) -> Vec<String> {
+    let expanded = expand_camel_case(text);
+    let mut a = analyzer();
+    let mut stream = a.token_stream(&expanded);
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    while stream.advance() {
+        let t = stream.token().text.clone();
+        if t.len() > 1 && seen.insert(t.clone()) {
+            out.push(t);
+            if out.len() >= max {
+                break;
+            }
+        }
+    }
+    out
+}
+
+impl SearchIndex {
+    /// Builds the index over every entity of `kb`. Failure modes also index their symptoms'
+    /// texts and reasons, and the titles of their loops and components.
+    ///
+    /// # Errors
+    /// [`SearchError::Index`] if tantivy fails.
+    pub fn build(kb: &KnowledgeBase) -> Result<SearchIndex, SearchError> {
+        let mut sb = Schema::builder();
+        let text = |stored: bool| {
+            let o = TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default().set_tokenizer(ANALYZER).set_index_option(IndexRecordOption::WithFreqsAndPositions),
+            );
+            if stored {
+                o.set_stored()
+            } else {
+                o
+            }
+        };
+        let id = sb.add_text_field("id", STRING | STORED);
+        let kind = sb.add_text_field("kind", STRING | STORED);
+        let title = sb.add_text_field("title", text(false));
+        let aliases = sb.add_text_field("aliases", text(false));
+        let symptoms = sb.add_text_field("symptoms", text(false));
+        let body = sb.add_text_field("body", text(false));
+        let schema = sb.build();
+        let index = Index::create_in_ram(schema);
+        index.tokenizers().register(ANALYZER, analyzer());
+        let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 32_000_000)?;
+        for e in kb.entities() {
+            let mut sym = String::new();
+            let mut extra = String::new();
+            match &e.data {
+                KindData::FailureMode(fm) => {
+                    for s in &fm.symptoms {
+                        if let Some(se) = kb.get(s) {
+                            sym.push_str(&se.title);
+                            sym.push('\n');
+                            for a in &se.aliases {
+                                sym.push_str(a);
+                                sym.push('\n');
+                            }
+                        }
+                    }
+                    for l in fm.loops.iter().chain(&fm.components) {
+                        if let Some(le) = kb.get(l) {
+                            extra.push_str(&le.title);
+                            extra.push('\n');
+                        }
+                    }
+                }
+                KindData::Symptom(s) => {
+                    sym.push_str(s.text.as_deref().unwrap_or(""));
+                    sym.push('\n');
+                    sym.push_str(s.reason.as_deref().unwrap_or(""));
+                }
+                KindData::Metric { name, bad_value, .. } => {
+                    sym.push_str(name);
+                    extra.push_str(bad_value.as_deref().unwrap_or(""));
+                }
+                KindData::Check { command, look_for, .. } => {
+                    extra.push_str(command.as_deref().unwrap_or(""));
+                    extra.push('\n');
+                    extra.push_str(look_for);
+                }
+                KindData::Fix { action, command, .. } => {
+                    extra.push_str(action);
+                    extra.push('\n');
+                    extra.push_str(command.as_deref().unwrap_or(""));
+                }
+                KindData::Myth { correction, .. } => extra.push_str(correction),
+                _ => {}
+            }
+            writer.add_document(doc!(
+                id => e.id.clone(),
+                kind => e.kind.prefix(),
+                title => expand_camel_case(&e.title),
+                aliases => expand_camel_case(&e.aliases.join("\n")),
+                symptoms => expand_camel_case(&sym),
+                body => expand_camel_case(&format!("{}\n{extra}", e.body)),
+            ))?;
+        }
+        writer.commit()?;
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        Ok(SearchIndex {
+            index,
+            reader,
+            id,
+            kind,
+            fields: vec![(title, 3.0), (aliases, 2.5), (symptoms, 2.0), (body, 1.0)],
+        })
+    }
+
+    /// Ranks entities for `text` with BM25 over the boosted fields.
+    ///
+    /// Returns at most `limit` hits, score descending, ties broken by id; only entities of
+    /// `kinds` when given. Empty or stop-word-only text gives no hit.
+    ///
+    /// # Errors
+    /// [`SearchError::Index`] if tantivy fails.
+    pub fn search(&self, text: &str, kinds: Option<&[Kind]>, limit: usize) -> Result<Vec<Hit>, SearchError> {
+        let toks = tokens(text, MAX_QUERY_TERMS);
+        if toks.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for t in &toks {
+            for &(f, boost) in &self.fields {
+                let q = TermQuery::new(Term::from_field_text(f, t), IndexRecordOption::WithFreqs);
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+            }
+        }
+        let mut query: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
+        if let Some(kinds) = kinds {
+            let kind_clauses: Vec<(Occur, Box<dyn Query>)> = kinds
+                .iter()
+                .map(|k| {
+                    let q: Box<dyn Query> = Box::new(TermQuery::new(Term::from_field_text(self.kind, k.prefix()), IndexRecordOption::Basic));
+                    (Occur::Should, q)
+                })
+                .collect();
+            query = Box::new(BooleanQuery::new(vec![
+                (Occur::Must, query),
+                (Occur::Must, Box::new(BoostQuery::new(Box::new(BooleanQuery::new(kind_clauses)), 0.0))),
+            ]));
+        }
+        let searcher = self.reader.searcher();
+        // Fetch extra hits so that ties at the cut can be ordered by id.
+        let top = searcher.search(&query, &TopDocs::with_limit(limit + 16).order_by_score())?;
+        let mut hits = Vec::new();
+        for (score, addr) in top {
+            let d: TantivyDocument = searcher.doc(addr)?;
+            if let Some(id) = d.get_first(self.id).and_then(|v| v.as_str()) {
+                hits.push(Hit { id: id.to_string(), score });
+            }
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        hits.truncate(limit);
+        let _ = &self.index;
+        Ok(hits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn camel_case_is_split() {
+        let t = tokens("CrashLoopBackOff", 10);
+        assert!(t.contains(&"crash".to_string()));
+        assert!(t.contains(&"loop".to_string()));
+        assert!(t.contains(&"crashloopbackoff".to_string()));
+        let t = tokens("OOMKilled", 10);
+        assert!(t.contains(&"oom".to_string()), "{t:?}");
+        assert!(t.contains(&"kill".to_string()), "{t:?}");
+    }
+}

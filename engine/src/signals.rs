@@ -1,0 +1,595 @@
+//! Signal extraction: turn pasted text into structured signals.
+//!
+//! Recognises message templates compiled from Symptom entities (with
+//! `{placeholders}`), event reasons, status reasons, exit codes, HTTP status
+//! codes, metric names and Kubernetes versions, in free text, event lines
+//! (`kubectl get events`), a whole `kubectl describe` output (its Events table
+//! and the container State / Last State blocks) and `kubectl get -o yaml`.
+
+use regex::Regex;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
+/// Checks a symptom text template: braces balanced, placeholders named, enough literal text.
+///
+/// # Errors
+/// A message saying what is wrong with the template.
+pub fn check_template(t: &str) -> Result<(), String> {
+    let mut depth = 0;
+    let mut name = String::new();
+    for c in t.chars() {
+        match c {
+            '{' if depth == 0 => {
+                depth = 1;
+                name.clear();
+            }
+            '{' => return Err("nested `{` in template".into()),
+            '}' if depth == 1 => {
+                if name.trim().is_empty() {
+                    return Err("empty placeholder `{}` in template: name it, e.g. `{pod}`".into());
+                }
+                depth = 0;
+            }
+            '}' => return Err("`}` without an opening `{` in template".into()),
+            c if depth == 1 => name.push(c),
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return Err("unclosed `{` in template".into());
+    }
+    let lit = literal_parts(t).iter().map(|s| s.trim().len()).sum::<usize>();
+    if lit < 6 {
+        return Err("template has too little literal text to be recognised (at least 6 characters outside placeholders)".into());
+    }
+    Ok(())
+}
+
+/// The literal parts of a template (text outside `{placeholders}`), in order.
+pub fn literal_parts(t: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let mut inside = false;
+    for c in t.chars() {
+        match c {
+            '{' if !inside => {
+                inside = true;
+                parts.push(std::mem::take(&mut cur));
+            }
+            '}' if inside => inside = false,
+            c if !inside => cur.push(c),
+            _ => {}
+        }
+    }
+    parts.push(cur);
+    parts.into_iter().filter(|p| !p.trim().is_empty()).collect()
+}
+
+/// Normalises text for matching: lowercase, `\"` and typographic quotes made plain, whitespace runs to one space.
+pub fn normalize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last_space = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let c = match c {
+            '\\' if chars.peek() == Some(&'"') => continue,
+            '\u{201c}' | '\u{201d}' | '\u{201e}' => '"',
+            '\u{2018}' | '\u{2019}' => '\'',
+            c => c,
+        };
+        if c.is_whitespace() {
+            if !last_space {
+                out.push(' ');
+            }
+            last_space = true;
+        } else {
+            last_space = false;
+            out.extend(c.to_lowercase());
+        }
+    }
+    out
+}
+
+/// A symptom template compiled into a matcher over [`normalize`]d text.
+#[derive(Debug, Clone)]
+pub struct Template {
+    /// Id of the symptom the template belongs to.
+    pub symptom_id: String,
+    regex: Regex,
+    /// The longest literal part, normalised (used for partial matches of truncated pastes).
+    longest: String,
+    /// Characters of literal text in the whole template.
+    literal_len: usize,
+}
+
+/// How a template matched.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TemplateMatch {
+    /// Id of the symptom whose template matched.
+    pub symptom: String,
+    /// The matched text (normalised, at most 200 characters).
+    pub text: String,
+    /// `true` when the whole template matched, `false` when only its longest literal part did.
+    pub full: bool,
+    /// Share of the template's literal text that matched, in (0, 1].
+    pub coverage: f64,
+}
+
+impl Template {
+    /// Compiles a template (see [`check_template`]); `None` when it is malformed.
+    pub fn compile(symptom_id: &str, template: &str) -> Option<Template> {
+        check_template(template).ok()?;
+        let norm = normalize(template);
+        let mut pattern = String::new();
+        let mut inside = false;
+        let mut lit = String::new();
+        let flush = |lit: &mut String, pattern: &mut String| {
+            for (i, word) in lit.split(' ').enumerate() {
+                if i > 0 {
+                    pattern.push_str(r"\s*");
+                }
+                pattern.push_str(&regex::escape(word));
+            }
+            lit.clear();
+        };
+        for c in norm.chars() {
+            match c {
+                '{' if !inside => {
+                    flush(&mut lit, &mut pattern);
+                    pattern.push_str(r"[^\n]{0,300}?");
+                    inside = true;
+                }
+                '}' if inside => inside = false,
+                c if !inside => lit.push(c),
+                _ => {}
+            }
+        }
+        flush(&mut lit, &mut pattern);
+        // A trailing period or placeholder adds nothing to the evidence.
+        let pattern = pattern.trim_end_matches(r"[^\n]{0,300}?").trim_end_matches(r"\.").to_string();
+        let regex = Regex::new(&pattern).ok()?;
+        let parts = literal_parts(&norm);
+        let longest = parts.iter().map(|p| p.trim()).max_by_key(|p| p.len()).unwrap_or("").to_string();
+        let literal_len = parts.iter().map(|p| p.trim().len()).sum();
+        Some(Template { symptom_id: symptom_id.to_string(), regex, longest, literal_len })
+    }
+
+    /// Matches the template against normalised text: the whole template, or (for a
+    /// truncated or partial paste) its longest literal part when that is at least 18
+    /// characters long.
+    pub fn find(&self, normalized: &str) -> Option<TemplateMatch> {
+        if let Some(m) = self.regex.find(normalized) {
+            return Some(TemplateMatch {
+                symptom: self.symptom_id.clone(),
+                text: m.as_str().chars().take(200).collect(),
+                full: true,
+                coverage: 1.0,
+            });
+        }
+        if self.longest.len() >= 18 && self.longest.len() < self.literal_len && normalized.contains(&self.longest) {
+            return Some(TemplateMatch {
+                symptom: self.symptom_id.clone(),
+                text: self.longest.chars().take(200).collect(),
+                full: false,
+                coverage: self.longest.len() as f64 / self.literal_len.max(1) as f64,
+            });
+        }
+        None
+    }
+
+    /// Characters of literal text in the template (a measure of specificity).
+    pub fn literal_len(&self) -> usize {
+        self.literal_len
+    }
+}
+
+/// One row of an Events table or event line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EventLine {
+    /// `Normal` or `Warning`, when shown.
+    #[serde(rename = "type")]
+    pub event_type: Option<String>,
+    /// The event reason (`FailedScheduling`).
+    pub reason: String,
+    /// The event message.
+    pub message: String,
+}
+
+/// A container's state as shown by `kubectl describe pod` or `-o yaml`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct ContainerState {
+    /// `State` or `Last State`.
+    pub which: String,
+    /// `Waiting`, `Running` or `Terminated`.
+    pub state: String,
+    /// The reason (`OOMKilled`, `CrashLoopBackOff`), when shown.
+    pub reason: Option<String>,
+    /// The exit code, when shown.
+    pub exit_code: Option<i64>,
+}
+
+/// Everything extracted from one input.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Signals {
+    /// How the input looks: `question`, `error`, `events`, `describe`, `yaml` or `log`.
+    pub input_style: String,
+    /// Event reasons seen (from Events tables, event lines, or as known reason words).
+    pub event_reasons: Vec<String>,
+    /// Status reasons seen (`CrashLoopBackOff`, `OOMKilled`, `Evicted`, `Terminating`).
+    pub status_reasons: Vec<String>,
+    /// Container exit codes seen.
+    pub exit_codes: Vec<i64>,
+    /// HTTP status codes seen (409, 410, 429, ...).
+    pub http_codes: Vec<u16>,
+    /// Metric names seen (known to the graph).
+    pub metrics: Vec<String>,
+    /// Kubernetes versions mentioned ("1.30").
+    pub versions: Vec<String>,
+    /// Symptom templates that matched.
+    pub templates: Vec<TemplateMatch>,
+    /// Event rows parsed from tables or event lines.
+    pub events: Vec<EventLine>,
+    /// Container states parsed from describe or YAML output.
+    pub containers: Vec<ContainerState>,
+}
+
+fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
+    cell.get_or_init(|| Regex::new(pattern).expect("static regex is valid"))
+}
+
+/// Status reasons kubewhy knows even when no symptom names them (kubelet and kubectl spellings).
+pub const WELL_KNOWN_STATUS_REASONS: &[&str] = &[
+    "CrashLoopBackOff",
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "ErrImageNeverPull",
+    "InvalidImageName",
+    "OOMKilled",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+    "StartError",
+    "ContainerCreating",
+    "PodInitializing",
+    "ContainerStatusUnknown",
+    "Evicted",
+    "Terminating",
+    "Completed",
+    "Unschedulable",
+    "NodeLost",
+    "DeadlineExceeded",
+    "Init:CrashLoopBackOff",
+    "Init:Error",
+];
+
+/// HTTP status for the reason kubectl prints in `Error from server (Reason)`.
+fn status_reason_code(reason: &str) -> Option<u16> {
+    Some(match reason {
+        "BadRequest" => 400,
+        "Unauthorized" => 401,
+        "Forbidden" => 403,
+        "NotFound" => 404,
+        "MethodNotAllowed" => 405,
+        "NotAcceptable" => 406,
+        "AlreadyExists" | "Conflict" => 409,
+        "Gone" | "Expired" => 410,
+        "Invalid" | "UnprocessableEntity" => 422,
+        "TooManyRequests" => 429,
+        "InternalError" => 500,
+        "ServiceUnavailable" => 503,
+        "Timeout" | "ServerTimeout" => 504,
+        _ => return None,
+    })
+}
+
+/// What the extractor needs to know about the graph: the reasons and metric names it holds.
+#[derive(Debug, Default, Clone)]
+pub struct Vocabulary {
+    /// Event reasons named by symptoms (and other known event reasons).
+    pub event_reasons: BTreeSet<String>,
+    /// Status reasons named by symptoms plus [`WELL_KNOWN_STATUS_REASONS`].
+    pub status_reasons: BTreeSet<String>,
+    /// Metric names of Metric entities.
+    pub metrics: BTreeSet<String>,
+}
+
+/// Parses a table whose header holds the given column names, slicing rows at the header's column offsets.
+fn parse_table<'a>(lines: &[&'a str], header_idx: usize, cols: &[&str]) -> Vec<Vec<String>> {
+    let header = lines[header_idx];
+    let mut offsets = Vec::new();
+    for c in cols {
+        match header.find(c) {
+            Some(o) => offsets.push(o),
+            None => return Vec::new(),
+        }
+    }
+    let mut rows = Vec::new();
+    for line in &lines[header_idx + 1..] {
+        if line.trim().is_empty() {
+            break;
+        }
+        if line.trim_start().starts_with("----") {
+            continue;
+        }
+        // A row must be long enough to reach the last column and not be the next section header.
+        if !line.starts_with(' ') && !line.starts_with('\t') && header.starts_with(' ') {
+            break;
+        }
+        let mut row = Vec::new();
+        for (i, &o) in offsets.iter().enumerate() {
+            let end = offsets.get(i + 1).copied().unwrap_or(line.len());
+            let cell = line.get(o.min(line.len())..end.min(line.len()).max(o.min(line.len()))).unwrap_or("");
+            row.push(cell.trim().to_string());
+        }
+        rows.push(row);
+    }
+    rows
+}
+
+/// Extracts the signals of `input` (any text; no size limit is applied here).
+pub fn extract(input: &str, normalized: &str, vocab: &Vocabulary, templates: &[Template]) -> Signals {
+    static EXIT: OnceLock<Regex> = OnceLock::new();
+    static EXIT_YAML: OnceLock<Regex> = OnceLock::new();
+    static REASON_LINE: OnceLock<Regex> = OnceLock::new();
+    static STATE_LINE: OnceLock<Regex> = OnceLock::new();
+    static HTTP: OnceLock<Regex> = OnceLock::new();
+    static HTTP_TEXT: OnceLock<Regex> = OnceLock::new();
+    static HTTP_BARE: OnceLock<Regex> = OnceLock::new();
+    static FROM_SERVER: OnceLock<Regex> = OnceLock::new();
+    static VERSION: OnceLock<Regex> = OnceLock::new();
+    static WORD: OnceLock<Regex> = OnceLock::new();
+    static EVENT_LINE: OnceLock<Regex> = OnceLock::new();
+
+    let mut s = Signals::default();
+    let lines: Vec<&str> = input.lines().collect();
+    let mut event_reasons = BTreeSet::new();
+    let mut status_reasons = BTreeSet::new();
+    let mut exit_codes = BTreeSet::new();
+    let mut http_codes = BTreeSet::new();
+
+    // Events tables: `kubectl describe` (Type Reason Age From Message) and `kubectl get events`.
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        if t.starts_with("Type") && t.contains("Reason") && t.contains("Message") {
+            for row in parse_table(&lines, i, &["Type", "Reason", "Age", "From", "Message"]) {
+                if row.len() == 5 && !row[1].is_empty() {
+                    s.events.push(EventLine { event_type: Some(row[0].clone()), reason: row[1].clone(), message: row[4].clone() });
+                }
+            }
+        } else if t.starts_with("LAST SEEN") && t.contains("REASON") && t.contains("MESSAGE") {
+            for row in parse_table(&lines, i, &["TYPE", "REASON", "MESSAGE"]) {
+                if row.len() == 3 && !row[1].is_empty() {
+                    // The REASON column is followed by OBJECT in `kubectl get events`: keep the first word.
+                    let reason = row[1].split_whitespace().next().unwrap_or("").to_string();
+                    s.events.push(EventLine { event_type: Some(row[0].clone()), reason, message: row[2].clone() });
+                }
+            }
+        } else if t.starts_with("NAME") && t.contains("STATUS") && t.contains("READY") {
+            for row in parse_table(&lines, i, &["STATUS", "RESTARTS"]) {
+                if let Some(st) = row.first() {
+                    if vocab.status_reasons.contains(st.as_str()) || WELL_KNOWN_STATUS_REASONS.contains(&st.as_str()) {
+                        status_reasons.insert(st.clone());
+                    }
+                }
+            }
+        }
+    }
+    // Event lines such as `Warning  FailedScheduling  pod/x  0/3 nodes ...` or `... Warning FailedMount ...`.
+    let event_line = re(&EVENT_LINE, r"\b(Normal|Warning)\s+([A-Z][A-Za-z]+)\s+(.+)$");
+    if s.events.is_empty() {
+        for line in &lines {
+            if let Some(c) = event_line.captures(line) {
+                s.events.push(EventLine { event_type: Some(c[1].to_string()), reason: c[2].to_string(), message: c[3].trim().to_string() });
+            }
+        }
+    }
+    for e in &s.events {
+        event_reasons.insert(e.reason.clone());
+    }
+
+    // Container State / Last State blocks of `kubectl describe pod`.
+    let state_line = re(&STATE_LINE, r"^\s*(State|Last State):\s+(Waiting|Running|Terminated)\b");
+    let reason_line = re(&REASON_LINE, r"^\s*[Rr]eason:\s+([A-Za-z][A-Za-z:]+)\s*$");
+    let exit = re(&EXIT, r"(?i)\bexit(?:ed)?(?:\s+with)?\s*(?:code|status)?\s*[:=]?\s*\(?(\d{1,3})\b");
+    let exit_yaml = re(&EXIT_YAML, r"^\s*exitCode:\s*(\d{1,3})\s*$");
+    let mut current: Option<ContainerState> = None;
+    for line in &lines {
+        if let Some(c) = state_line.captures(line) {
+            if let Some(cs) = current.take() {
+                s.containers.push(cs);
+            }
+            current = Some(ContainerState { which: c[1].to_string(), state: c[2].to_string(), ..Default::default() });
+            continue;
+        }
+        if let Some(c) = reason_line.captures(line) {
+            let r = c[1].to_string();
+            if let Some(cs) = current.as_mut() {
+                cs.reason.get_or_insert(r.clone());
+            }
+            status_reasons.insert(r);
+            continue;
+        }
+        if let Some(c) = exit_yaml.captures(line) {
+            if let Ok(n) = c[1].parse::<i64>() {
+                exit_codes.insert(n);
+            }
+        }
+        if let Some(c) = exit.captures(line) {
+            if let Ok(n) = c[1].parse::<i64>() {
+                if n <= 255 {
+                    exit_codes.insert(n);
+                    if let Some(cs) = current.as_mut() {
+                        cs.exit_code.get_or_insert(n);
+                    }
+                }
+            }
+        }
+        let t = line.trim();
+        if current.is_some() && (t.starts_with("Ready:") || t.starts_with("Restart Count:") || t.is_empty()) {
+            if let Some(cs) = current.take() {
+                s.containers.push(cs);
+            }
+        }
+    }
+    if let Some(cs) = current.take() {
+        s.containers.push(cs);
+    }
+
+    // Known reason words anywhere (whole words, case-sensitive as Kubernetes spells them).
+    let word = re(&WORD, r"[A-Za-z][A-Za-z:]*[A-Za-z]");
+    let mut seen_words = BTreeSet::new();
+    for m in word.find_iter(input) {
+        if seen_words.len() > 50_000 {
+            break;
+        }
+        seen_words.insert(m.as_str());
+    }
+    for w in &seen_words {
+        if vocab.status_reasons.contains(*w) || WELL_KNOWN_STATUS_REASONS.contains(w) {
+            status_reasons.insert((*w).to_string());
+        } else if vocab.event_reasons.contains(*w) && w.chars().skip(1).any(|c| c.is_ascii_uppercase()) {
+            // Only CamelCase reasons count as free-text mentions: plain words ("Failed") are too common.
+            event_reasons.insert((*w).to_string());
+        }
+    }
+
+    // HTTP status codes.
+    let http = re(&HTTP, r"(?i)(?:\bhttp/\d(?:\.\d)?\s+|\bstatus(?:\s*code)?\s*[:=]?\s*|\bcode\s*[:=]\s*|\bhttp\s+|\bstatuscode:\s*)([1-5]\d\d)\b");
+    let http_text = re(&HTTP_TEXT, r"(?i)\b([45]\d\d)\s+(?:too many requests|conflict|gone|forbidden|unauthorized|service unavailable|internal server error|unprocessable entity|not found|bad request|gateway timeout)\b");
+    let from_server = re(&FROM_SERVER, r"Error from server \(([A-Za-z]+)\)");
+    for c in http.captures_iter(input).take(1000) {
+        // "statuscode: 404" is an HTTP probe's result, not an API status: it is matched by templates instead.
+        if c[0].to_ascii_lowercase().contains("statuscode") {
+            continue;
+        }
+        if let Ok(n) = c[1].parse() {
+            http_codes.insert(n);
+        }
+    }
+    for c in http_text.captures_iter(input).take(1000) {
+        if let Ok(n) = c[1].parse() {
+            http_codes.insert(n);
+        }
+    }
+    for c in from_server.captures_iter(input).take(1000) {
+        if let Some(n) = status_reason_code(&c[1]) {
+            http_codes.insert(n);
+        }
+    }
+    if input.len() < 600 {
+        let bare = re(&HTTP_BARE, r"(?:^|[\s(])(401|403|409|410|422|429|500|502|503|504)s?(?:$|[\s),.:;!?])");
+        for c in bare.captures_iter(input) {
+            if let Ok(n) = c[1].parse() {
+                http_codes.insert(n);
+            }
+        }
+    }
+
+    // Versions: "v1.30.2", "Kubernetes 1.30", "k8s 1.22", "Server Version: v1.29.1".
+    let version = re(&VERSION, r"(?i)(?:\bv|kubernetes\s+v?|k8s\s+v?|version:?\s+v?|gitversion:\s*\x22?v)1\.(\d{1,2})(?:\.\d+)?\b");
+    let mut versions = BTreeSet::new();
+    for c in version.captures_iter(input).take(100) {
+        if let Ok(minor) = c[1].parse::<u16>() {
+            if (1..=60).contains(&minor) {
+                versions.insert(minor);
+            }
+        }
+    }
+    s.versions = versions.into_iter().map(|m| format!("1.{m}")).collect();
+
+    // Metric names known to the graph.
+    s.metrics = vocab.metrics.iter().filter(|m| normalized.contains(m.as_str())).cloned().collect();
+
+    // Templates.
+    s.templates = templates.iter().filter_map(|t| t.find(normalized)).collect();
+
+    s.event_reasons = event_reasons.into_iter().collect();
+    s.status_reasons = status_reasons.into_iter().collect();
+    s.exit_codes = exit_codes.into_iter().collect();
+    s.http_codes = http_codes.into_iter().collect();
+    s.input_style = classify(input, &s);
+    s
+}
+
+/// Classifies the input's style.
+fn classify(input: &str, s: &Signals) -> String {
+    let style = if input.contains("Events:") && (input.contains("Containers:") || input.contains("Conditions:") || input.contains("Namespace:")) {
+        "describe"
+    } else if input.contains("apiVersion:") && input.contains("kind:") {
+        "yaml"
+    } else if !s.events.is_empty() {
+        "events"
+    } else if input.lines().count() > 3 {
+        "log"
+    } else if input.trim_end().ends_with('?')
+        || input.split_whitespace().next().is_some_and(|w| {
+            ["why", "how", "what", "my", "our", "pods", "pod", "i", "after", "when", "is", "can"].contains(&w.to_ascii_lowercase().as_str())
+        })
+    {
+        "question"
+    } else {
+        "error"
+    };
+    style.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tpl(t: &str) -> Template {
+        Template::compile("symptom/x", t).expect("compiles")
+    }
+
+    #[test]
+    fn template_matches_with_placeholders_and_case() {
+        let t = tpl("0/{n} nodes are available: {reasons}");
+        assert!(t.find(&normalize("0/3 nodes are available: 3 Insufficient cpu.")).is_some());
+        let t = tpl("Insufficient {resource}");
+        assert!(t.find(&normalize("0/3 nodes are available: 3 Insufficient cpu.")).is_some());
+        assert!(t.find(&normalize("insufficient")).is_none());
+    }
+
+    #[test]
+    fn template_rejects_bad_braces() {
+        assert!(check_template("a {b").is_err());
+        assert!(check_template("a } b").is_err());
+        assert!(check_template("{} nodes are available").is_err());
+        assert!(check_template("{x}").is_err());
+        assert!(check_template("failed calling webhook \"{name}\": {error}").is_ok());
+    }
+
+    #[test]
+    fn partial_match_of_truncated_message() {
+        let t = tpl("Unable to attach or mount volumes: unmounted volumes=[{v}], unattached volumes=[{u}]: timed out waiting for the condition");
+        let m = t.find(&normalize("Warning FailedMount Unable to attach or mount volumes: unmounted volumes=[data")).expect("partial");
+        assert!(!m.full);
+    }
+
+    #[test]
+    fn describe_pod_states_and_events() {
+        let input = "Name: web\nNamespace: default\nContainers:\n  app:\n    State:          Waiting\n      Reason:       CrashLoopBackOff\n    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n    Ready:          False\nEvents:\n  Type     Reason   Age                From     Message\n  ----     ------   ----               ----     -------\n  Warning  BackOff  3m (x5 over 10m)   kubelet  Back-off restarting failed container\n";
+        let s = extract(input, &normalize(input), &Vocabulary::default(), &[]);
+        assert_eq!(s.input_style, "describe");
+        assert_eq!(s.exit_codes, vec![137]);
+        assert!(s.status_reasons.contains(&"OOMKilled".to_string()));
+        assert!(s.status_reasons.contains(&"CrashLoopBackOff".to_string()));
+        assert_eq!(s.events.len(), 1);
+        assert_eq!(s.events[0].reason, "BackOff");
+        assert_eq!(s.events[0].message, "Back-off restarting failed container");
+        assert_eq!(s.containers.len(), 2);
+        assert_eq!(s.containers[1].reason.as_deref(), Some("OOMKilled"));
+        assert_eq!(s.containers[1].exit_code, Some(137));
+    }
+
+    #[test]
+    fn http_codes_and_versions() {
+        let input = "Error from server (Conflict): Operation cannot be fulfilled; cluster is Kubernetes v1.30.2, got 429 Too Many Requests";
+        let s = extract(input, &normalize(input), &Vocabulary::default(), &[]);
+        assert_eq!(s.http_codes, vec![409, 429]);
+        assert_eq!(s.versions, vec!["1.30".to_string()]);
+        let s = extract("0/500 nodes are available", "0/500 nodes are available", &Vocabulary::default(), &[]);
+        assert!(s.http_codes.is_empty());
+    }
+}
