@@ -396,10 +396,32 @@ fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals) -> BTreeMap<Str
         if let Some(ev) = best {
             for fm in fms {
                 let entry = per_fm.entry(fm.clone()).or_insert((0.0, Vec::new()));
-                entry.0 += ev.score;
                 entry.1.push(ev.clone());
             }
         }
+    }
+    // A reason or code counts once per failure mode, however many of its symptoms name it,
+    // and not at all when one of those symptoms' templates matched (the template says more).
+    for (_, (score, evs)) in per_fm.iter_mut() {
+        evs.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.symptom.cmp(&b.symptom)));
+        let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+        let templated: BTreeSet<String> = evs.iter().filter(|e| e.matched.ends_with("template")).map(|e| e.symptom.clone()).collect();
+        evs.retain(|e| {
+            if e.matched.ends_with("template") {
+                return true;
+            }
+            if e.matched == "event-reason" && !templated.is_empty() {
+                let reason_of_templated = kb
+                    .of_kind(Kind::Symptom)
+                    .filter(|s| templated.contains(&s.id))
+                    .any(|s| s.symptom().and_then(|d| d.reason.as_deref()) == Some(e.value.as_str()));
+                if reason_of_templated {
+                    return false;
+                }
+            }
+            seen.insert((e.matched.clone(), e.value.clone()))
+        });
+        *score = evs.iter().map(|e| e.score).sum();
     }
     per_fm
 }
@@ -444,6 +466,10 @@ pub fn diagnose(
     let structured: BTreeMap<String, f64> = direct.iter().map(|(k, v)| (k.clone(), v.0)).collect();
     // Aliases people use, found verbatim in the input.
     for (fm, names) in &m.aliases {
+        // Aliases carry users' words; when the machine text itself matched they add nothing.
+        if direct.get(fm).is_some_and(|(_, evs)| evs.iter().any(|e| e.matched.ends_with("template"))) {
+            continue;
+        }
         let mut best = 0.0f64;
         let mut which = String::new();
         for a in names {
@@ -477,10 +503,12 @@ pub fn diagnose(
     for (fm, r) in &relevance {
         *scores.entry(fm.clone()).or_default() += r;
     }
-    // Propagation through causedBy: a matched failure mode raises its upstream causes.
+    // Propagation through causedBy: a matched failure mode raises its upstream causes one and
+    // two hops up, so root causes surface. A cause raised this way never passes the failure mode
+    // that raised it (at most 90% of its score): only its own evidence can put it above.
     let base = scores.clone();
     for (fm, s) in &base {
-        if structured.get(fm).copied().unwrap_or(0.0) <= 0.0 && !direct.contains_key(fm) {
+        if !direct.contains_key(fm) {
             continue;
         }
         for (hop, factor) in [(1, 0.3), (2, 0.1)] {
@@ -489,8 +517,14 @@ pub fn diagnose(
                 frontier = frontier.iter().flat_map(|c| m.causes.get(c).cloned().unwrap_or_default()).collect();
             }
             for c in frontier {
-                if c != *fm {
-                    *scores.entry(c).or_default() += factor * s;
+                if c == *fm {
+                    continue;
+                }
+                let own = base.get(&c).copied().unwrap_or(0.0);
+                let cur = scores.entry(c).or_default();
+                let raised = (*cur + factor * s).min((0.9 * s).max(own));
+                if raised > *cur {
+                    *cur = raised;
                 }
             }
         }
@@ -539,7 +573,7 @@ pub fn diagnose(
     for (i, (fm, s)) in ranked.iter().enumerate() {
         let Some(e) = kb.get(fm) else { continue };
         let evidence = direct.get(fm).map(|d| d.1.clone()).unwrap_or_default();
-        let has_structured = structured.get(fm).copied().unwrap_or(0.0) > 0.0;
+        let has_structured = !evidence.is_empty();
         let strength = 1.0 - (-s / 3.0).exp();
         let share = s / total;
         let mut confidence = strength.powf(0.7) * (0.5 + 0.5 * share);
@@ -577,15 +611,16 @@ fn candidate(
     let fm = e.failure_mode().cloned().unwrap_or_default();
     evidence.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.symptom.cmp(&b.symptom)));
     let loop_ = fm.loops.first().map(|l| eref(kb, l));
-    let component = fm
-        .loops
-        .first()
-        .and_then(|l| match kb.get(l).map(|l| &l.data) {
-            Some(KindData::Loop { part_of, .. }) => Some(part_of.clone()),
-            _ => None,
-        })
-        .or_else(|| fm.components.first().cloned())
-        .map(|c| eref(kb, &c));
+    // The main component: the first one the failure mode names (the loop's owner when it names it).
+    let loop_owner = fm.loops.first().and_then(|l| match kb.get(l).map(|l| &l.data) {
+        Some(KindData::Loop { part_of, .. }) => Some(part_of.clone()),
+        _ => None,
+    });
+    let component = match &loop_owner {
+        Some(o) if fm.components.contains(o) || fm.components.is_empty() => Some(o.clone()),
+        _ => fm.components.first().cloned(),
+    }
+    .map(|c| eref(kb, &c));
     let mut chain = Vec::new();
     if let Some(ev) = evidence.iter().find(|ev| ev.matched != "alias") {
         let r = eref(kb, &ev.symptom);
@@ -596,7 +631,7 @@ fn candidate(
         chain.push(ChainStep { id: l.id.clone(), kind: l.kind.clone(), title: l.title.clone(), relation: "inLoop".into() });
     }
     if let Some(c) = &component {
-        let relation = if loop_.is_some() { "partOf" } else { "involves" };
+        let relation = if loop_owner.as_deref() == Some(c.id.as_str()) { "partOf" } else { "involves" };
         chain.push(ChainStep { id: c.id.clone(), kind: c.kind.clone(), title: c.title.clone(), relation: relation.into() });
     }
     let mut seen = BTreeSet::new();

@@ -6,7 +6,7 @@
 //! when the graph is built, so runtime queries never need property paths.
 
 use crate::knowledge::KnowledgeBase;
-use crate::model::{Entity, KindData};
+use crate::model::{Entity, Kind, KindData};
 use crate::ontology::{self, entity_iri, kw};
 use oxigraph::io::{RdfFormat, RdfSerializer};
 use oxigraph::model::{GraphNameRef, Literal, NamedNode, NamedNodeRef, Quad, Term};
@@ -311,7 +311,8 @@ impl Graph {
         self.triples == 0
     }
 
-    /// Runs a read-only SPARQL query. The prefixes `kw:`, `id:`, `rdf:` and `rdfs:` are predeclared.
+    /// Runs a read-only SPARQL query. The prefixes `kw:`, `id:`, `rdf:`, `rdfs:` and one per kind
+    /// (`component:`, `failure-mode:`, ... so `failure-mode:etcd-nospace-alarm` is an entity) are predeclared.
     ///
     /// # Errors
     /// [`GraphError::UpdateRefused`] for SPARQL Update; [`GraphError::Syntax`] for invalid SPARQL;
@@ -324,6 +325,11 @@ impl Graph {
                 .and_then(|e| e.with_prefix("id", ontology::ID_BASE))
                 .and_then(|e| e.with_prefix("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"))
                 .and_then(|e| e.with_prefix("rdfs", "http://www.w3.org/2000/01/rdf-schema#"))
+                .and_then(|e| {
+                    // One prefix per kind, so that `failure-mode:etcd-nospace-alarm` names an entity
+                    // (a `/` is not allowed in a SPARQL local name).
+                    Kind::ALL.iter().try_fold(e, |e, k| e.with_prefix(k.prefix(), format!("{}{}/", ontology::ID_BASE, k.prefix())))
+                })
                 .map_err(|e| GraphError::Syntax(e.to_string()))
         };
         let prepared = match evaluator()?.with_cancellation_token(token.clone()).parse_query(sparql) {

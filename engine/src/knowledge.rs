@@ -87,6 +87,8 @@ pub enum LoadError {
 pub struct KnowledgeBase {
     entities: Vec<Entity>,
     by_id: HashMap<String, usize>,
+    /// id → front-matter key → 1-based line, for diagnostics found after parsing.
+    key_lines: HashMap<String, BTreeMap<String, usize>>,
 }
 
 impl KnowledgeBase {
@@ -115,17 +117,11 @@ impl KnowledgeBase {
         self.entities.is_empty()
     }
 
-    /// Adds the entities of `other` on top of these (an organisation's runbooks over the
-    /// built-in graph). An entity of `other` with an id already present replaces it.
-    pub fn merge(&mut self, other: KnowledgeBase) {
-        for e in other.entities {
-            if let Some(&i) = self.by_id.get(&e.id) {
-                self.entities[i] = e;
-            } else {
-                self.by_id.insert(e.id.clone(), self.entities.len());
-                self.entities.push(e);
-            }
-        }
+    /// Where a front-matter key of an entity was written (the entity's start when unknown).
+    pub fn key_location(&self, id: &str, key: &str) -> Option<Location> {
+        let e = self.get(id)?;
+        let line = self.key_lines.get(id).and_then(|m| m.get(key)).copied().unwrap_or(e.location.line);
+        Some(Location { file: e.location.file.clone(), line })
     }
 
     fn push(&mut self, e: Entity) -> Result<(), Location> {
@@ -189,10 +185,14 @@ pub fn load_sources(files: impl IntoIterator<Item = SourceFile>) -> (KnowledgeBa
     let mut kb = KnowledgeBase::default();
     let mut diags = Vec::new();
     for file in files {
-        for entity in parse_file(&file, &mut diags) {
+        for (entity, lines) in parse_file(&file, &mut diags) {
             let loc = entity.location.clone();
             let id = entity.id.clone();
-            if let Err(first) = kb.push(entity) {
+            let pushed = kb.push(entity);
+            if pushed.is_ok() {
+                kb.key_lines.insert(id.clone(), lines);
+            }
+            if let Err(first) = pushed {
                 diags.push(Diagnostic {
                     severity: Severity::Error,
                     location: loc,
@@ -520,7 +520,7 @@ fn parse_id(id: &str) -> Result<Kind, String> {
     Ok(kind)
 }
 
-fn parse_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Vec<Entity> {
+fn parse_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Vec<(Entity, BTreeMap<String, usize>)> {
     let at = |line: usize| Location { file: file.path.clone(), line };
     let (fm, first_line, body) = match split_front_matter(&file.text) {
         Ok(x) => x,
@@ -620,13 +620,14 @@ fn parse_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Vec<Entity> {
                 let tables = r.tables(key);
                 for (n, t) in tables.into_iter().enumerate() {
                     let e = read_inline(file, &lines, &mut *r.diags, t, key, n, inline_kind, slug, &common);
+                    let e_lines: BTreeMap<String, usize> = t.keys().map(|k| (k.clone(), lines.of_key(Some((key, n)), k))).collect();
                     let target = match inline_kind {
                         Kind::Symptom => &mut fm.symptoms,
                         Kind::Check => &mut fm.checks,
                         _ => &mut fm.fixes,
                     };
                     target.push(e.id.clone());
-                    extra.push(e);
+                    extra.push((e, e_lines));
                 }
             }
             KindData::FailureMode(fm)
@@ -647,7 +648,8 @@ fn parse_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Vec<Entity> {
         location,
         data,
     };
-    let mut out = vec![entity];
+    let top_lines: BTreeMap<String, usize> = table.keys().map(|k| (k.clone(), lines.of_key(None, k))).collect();
+    let mut out = vec![(entity, top_lines)];
     out.extend(extra);
     out
 }
@@ -841,7 +843,7 @@ fn expect_kinds(kb: &KnowledgeBase, e: &Entity, diags: &mut Vec<Diagnostic>) {
             if let Some(message) = problem {
                 diags.push(Diagnostic {
                     severity: Severity::Error,
-                    location: e.location.clone(),
+                    location: kb.key_location(&e.id, key).unwrap_or_else(|| e.location.clone()),
                     key: Some(key.to_string()),
                     message,
                 });
@@ -913,7 +915,7 @@ fn validate(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
     for e in kb.entities() {
         let err = |key: &str, message: String| Diagnostic {
             severity: Severity::Error,
-            location: e.location.clone(),
+            location: kb.key_location(&e.id, key).unwrap_or_else(|| e.location.clone()),
             key: Some(key.to_string()),
             message,
         };
@@ -961,7 +963,7 @@ fn validate(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
                 if let Some(e) = kb.get(start) {
                     diags.push(Diagnostic {
                         severity: Severity::Error,
-                        location: e.location.clone(),
+                        location: kb.key_location(start, "caused_by").unwrap_or_else(|| e.location.clone()),
                         key: Some("caused_by".into()),
                         message: "causedBy/leadsTo links form a cycle back to this failure mode".into(),
                     });

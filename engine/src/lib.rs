@@ -222,6 +222,9 @@ impl Engine {
             Some((e, ResolvedBy::Title))
         } else if let Some(e) = self.kb.entities().iter().find(|e| e.aliases.iter().any(|a| a.to_lowercase() == lower)) {
             Some((e, ResolvedBy::Alias))
+        } else if q.split_once('/').is_some_and(|(k, _)| Kind::from_prefix(k).is_some()) {
+            // An id that does not exist: suggest, never guess.
+            None
         } else {
             self.search(q, None, 1).first().and_then(|h| self.kb.get(&h.id)).map(|e| (e, ResolvedBy::Search))
         };

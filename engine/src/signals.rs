@@ -167,7 +167,13 @@ impl Template {
                 coverage: 1.0,
             });
         }
-        if self.longest.len() >= 18 && self.longest.len() < self.literal_len && normalized.contains(&self.longest) {
+        // Only when the longest part is most of the template: a generic frame ("nodes are available:")
+        // shared by many messages is no evidence for one of them.
+        if self.longest.len() >= 18
+            && self.longest.len() < self.literal_len
+            && self.longest.len() * 10 >= self.literal_len * 6
+            && normalized.contains(&self.longest)
+        {
             return Some(TemplateMatch {
                 symptom: self.symptom_id.clone(),
                 text: self.longest.chars().take(200).collect(),

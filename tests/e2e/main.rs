@@ -1,1 +1,7 @@
+//! End-to-end tests of kubewhy: the acceptance scenarios of the foundation issue, run against
+//! the built-in knowledge through the same entry points the CLI uses.
 
+mod cli;
+mod diagnose;
+mod lint;
+mod support;
