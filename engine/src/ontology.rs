@@ -79,3 +79,41 @@ pub fn entity_iri(id: &str) -> String {
 pub fn id_of_iri(iri: &str) -> Option<&str> {
     iri.strip_prefix(ID_BASE)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Kind;
+    use oxigraph::io::{RdfFormat, RdfParser};
+    use std::collections::BTreeSet;
+
+    /// Every property and class the code writes is declared in knowledge/ontology.ttl, with a
+    /// label, a comment, a domain and a range; and the file declares nothing the code does not use.
+    #[test]
+    fn ontology_ttl_matches_the_code() {
+        let ttl = include_str!("../../knowledge/ontology.ttl");
+        let mut subjects: BTreeSet<String> = BTreeSet::new();
+        let mut described: BTreeSet<(String, String)> = BTreeSet::new();
+        for t in RdfParser::from_format(RdfFormat::Turtle).for_slice(ttl.as_bytes()) {
+            let t = t.expect("ontology.ttl parses");
+            let s = t.subject.to_string().trim_matches(['<', '>']).to_string();
+            if let Some(local) = s.strip_prefix(KW) {
+                subjects.insert(local.to_string());
+                described.insert((local.to_string(), t.predicate.as_str().to_string()));
+            }
+        }
+        let needed = [RDFS_LABEL, RDFS_COMMENT, "http://www.w3.org/2000/01/rdf-schema#domain", "http://www.w3.org/2000/01/rdf-schema#range"];
+        for (p, _) in PROPERTIES {
+            for n in needed {
+                assert!(described.contains(&(p.to_string(), n.to_string())), "kw:{p} lacks {n} in ontology.ttl");
+            }
+        }
+        for k in Kind::ALL {
+            assert!(subjects.contains(k.class_name()), "class kw:{} missing from ontology.ttl", k.class_name());
+        }
+        let known: BTreeSet<&str> = PROPERTIES.iter().map(|(p, _)| *p).chain(Kind::ALL.iter().map(|k| k.class_name())).chain(["Entity"]).collect();
+        for s in &subjects {
+            assert!(known.contains(s.as_str()), "ontology.ttl declares kw:{s}, which the code never writes");
+        }
+    }
+}

@@ -137,7 +137,7 @@ impl Template {
             match c {
                 '{' if !inside => {
                     flush(&mut lit, &mut pattern);
-                    pattern.push_str(r"[^\n]{0,300}?");
+                    pattern.push_str(r"[^\n]{1,300}?");
                     inside = true;
                 }
                 '}' if inside => inside = false,
@@ -146,8 +146,8 @@ impl Template {
             }
         }
         flush(&mut lit, &mut pattern);
-        // A trailing period or placeholder adds nothing to the evidence.
-        let pattern = pattern.trim_end_matches(r"[^\n]{0,300}?").trim_end_matches(r"\.").to_string();
+        // A trailing period is often cut or changed: do not require it.
+        let pattern = pattern.strip_suffix(r"\.").map(str::to_string).unwrap_or(pattern);
         let regex = Regex::new(&pattern).ok()?;
         let parts = literal_parts(&norm);
         let longest = parts.iter().map(|p| p.trim()).max_by_key(|p| p.len()).unwrap_or("").to_string();
@@ -171,7 +171,7 @@ impl Template {
         // shared by many messages is no evidence for one of them.
         if self.longest.len() >= 18
             && self.longest.len() < self.literal_len
-            && self.longest.len() * 10 >= self.literal_len * 6
+            && (self.longest.len() >= 30 || self.longest.len() * 10 >= self.literal_len * 6)
             && normalized.contains(&self.longest)
         {
             return Some(TemplateMatch {
