@@ -1,12 +1,13 @@
 //! Diagnosis: the five steps of "Answering a symptom" (DESIGN.md).
 //!
-//! 1. read the input; 2. extract signals ([`crate::signals`]); 3. score failure
-//! modes: exact signal matches weigh most (each weighed down by how many failure
-//! modes share it), aliases people use next, BM25 relevance after that, then
-//! propagation through `causedBy` so root causes one or two hops upstream
-//! surface; 4. apply the cluster version (drop what does not apply, say so);
-//! 5. answer: ranked candidates with their mechanism chain, checks (marking the
-//! ones that tell the top candidates apart), fixes, references and a confidence.
+//! 1. Read the input.
+//! 2. Extract signals ([`crate::signals`]).
+//! 3. Score failure modes: exact signal matches weigh most (each weighed down by how many
+//!    failure modes share it), aliases people use next, BM25 relevance after that, then
+//!    propagation through `causedBy` so root causes one or two hops upstream surface.
+//! 4. Apply the cluster version: drop what does not apply, and say so.
+//! 5. Answer: ranked candidates with their mechanism chain, checks (marking the ones that
+//!    tell the top candidates apart), fixes, references and a confidence.
 
 use crate::knowledge::KnowledgeBase;
 use crate::model::{Entity, Kind, KindData, SignalKind, Version, VersionRange};

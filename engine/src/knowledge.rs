@@ -677,10 +677,7 @@ fn read_metric(r: &mut Reader<'_, '_>) -> KindData {
 
 fn read_symptom(r: &mut Reader<'_, '_>) -> SymptomData {
     let signal_text = r.string("signal", true);
-    let signal = signal_text.as_deref().and_then(|s| {
-        let k = SignalKind::parse(s);
-        k
-    });
+    let signal = signal_text.as_deref().and_then(SignalKind::parse);
     if let (Some(s), None) = (&signal_text, signal) {
         r.err("signal", format!("`{s}` is not one of event, message, status-reason, exit-code, http-status, log, condition, metric"));
     }

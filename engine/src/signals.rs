@@ -137,7 +137,7 @@ impl Template {
             match c {
                 '{' if !inside => {
                     flush(&mut lit, &mut pattern);
-                    pattern.push_str(r"[^\n]{1,300}?");
+                    pattern.push_str(r".+?");
                     inside = true;
                 }
                 '}' if inside => inside = false,
@@ -301,7 +301,7 @@ pub struct Vocabulary {
 }
 
 /// Parses a table whose header holds the given column names, slicing rows at the header's column offsets.
-fn parse_table<'a>(lines: &[&'a str], header_idx: usize, cols: &[&str]) -> Vec<Vec<String>> {
+fn parse_table(lines: &[&str], header_idx: usize, cols: &[&str]) -> Vec<Vec<String>> {
     let header = lines[header_idx];
     let mut offsets = Vec::new();
     for c in cols {

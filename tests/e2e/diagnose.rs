@@ -111,8 +111,8 @@ fn version_in_the_input_is_used_when_no_option_is_given() {
 #[test]
 fn empty_nonsense_and_huge_inputs_never_panic() {
     let e = engine();
-    assert_eq!(e.diagnose("", DiagnoseOptions::default()).unwrap_err(), DiagnoseError::EmptyInput);
-    assert_eq!(e.diagnose(" \n\t ", DiagnoseOptions::default()).unwrap_err(), DiagnoseError::EmptyInput);
+    assert!(matches!(e.diagnose("", DiagnoseOptions::default()), Err(DiagnoseError::EmptyInput)));
+    assert!(matches!(e.diagnose(" \n\t ", DiagnoseOptions::default()), Err(DiagnoseError::EmptyInput)));
     let d = why("qwzx plorb vextrum glanf", None);
     assert!(d.candidates.is_empty(), "nonsense matched {:?}", ids(&d));
     assert!(!d.notices.is_empty());
