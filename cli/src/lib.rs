@@ -35,6 +35,9 @@ pub struct Cli {
     /// Also load this directory of knowledge files on top of the built-in graph (your own runbooks).
     #[arg(long, global = true, value_name = "DIR")]
     pub knowledge: Option<PathBuf>,
+    /// Do not load the built-in knowledge: use only --knowledge DIR (to try edits without rebuilding).
+    #[arg(long, global = true, requires = "knowledge")]
+    pub no_builtin: bool,
     /// When to colour text output (auto: only on a terminal, and never when NO_COLOR is set).
     #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto)]
     pub color: ColorWhen,
@@ -193,11 +196,23 @@ pub fn builtin_sources() -> Vec<SourceFile> {
 /// # Errors
 /// When the directory cannot be read, or the knowledge has errors (all listed).
 pub fn load_engine(extra: Option<&std::path::Path>) -> anyhow::Result<(Engine, Vec<Diagnostic>)> {
-    let mut files = builtin_sources();
+    load_engine_with(extra, true)
+}
+
+/// Like [`load_engine`], optionally without the built-in knowledge (then `extra` is the whole knowledge).
+///
+/// # Errors
+/// When the directory cannot be read, or the knowledge has errors (all listed).
+pub fn load_engine_with(extra: Option<&std::path::Path>, builtin: bool) -> anyhow::Result<(Engine, Vec<Diagnostic>)> {
+    let mut files = if builtin { builtin_sources() } else { Vec::new() };
     if let Some(dir) = extra {
         let more = knowledge::read_dir(dir)?;
         let prefix = dir.display().to_string();
-        files.extend(more.into_iter().map(|f| SourceFile { path: format!("{prefix}/{}", f.path), text: f.text }));
+        if builtin {
+            files.extend(more.into_iter().map(|f| SourceFile { path: format!("{prefix}/{}", f.path), text: f.text }));
+        } else {
+            files.extend(more);
+        }
     }
     match Engine::from_sources(files) {
         Ok(x) => Ok(x),
@@ -277,17 +292,18 @@ fn fail(code: i32, msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(Exit(code, msg.into()))
 }
 
-fn engine(cli_knowledge: Option<&std::path::Path>) -> anyhow::Result<Engine> {
-    load_engine(cli_knowledge).map(|(e, _)| e).map_err(|e| fail(EXIT_KNOWLEDGE, format!("{e:#}")))
+fn engine(cli_knowledge: Option<&std::path::Path>, builtin: bool) -> anyhow::Result<Engine> {
+    load_engine_with(cli_knowledge, builtin).map(|(e, _)| e).map_err(|e| fail(EXIT_KNOWLEDGE, format!("{e:#}")))
 }
 
 fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
     let color = color_enabled(cli.color, io.stdout_is_terminal);
     let kdir = cli.knowledge.clone();
+    let builtin = !cli.no_builtin;
     match cli.command {
         Command::Why { text, k8s_version, top, output } => {
             let input = read_text(&text, io.stdin)?;
-            let engine = engine(kdir.as_deref())?;
+            let engine = engine(kdir.as_deref(), builtin)?;
             let d = engine
                 .diagnose(&input, DiagnoseOptions { k8s_version, top: usize::from(top) })
                 .map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
@@ -300,7 +316,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             Ok(EXIT_OK)
         }
         Command::Explain { query, output } => {
-            let engine = engine(kdir.as_deref())?;
+            let engine = engine(kdir.as_deref(), builtin)?;
             let q = query.join(" ");
             let x = engine.explain(&q).map_err(|e| fail(EXIT_PROBLEM, e.to_string()))?;
             let text = match output {
@@ -312,7 +328,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             Ok(EXIT_OK)
         }
         Command::Search { text, kind, limit, output } => {
-            let engine = engine(kdir.as_deref())?;
+            let engine = engine(kdir.as_deref(), builtin)?;
             let kinds = kind.map(|k| vec![k]);
             let hits = engine.search(&text.join(" "), kinds.as_deref(), limit.max(1));
             let text = match output {
@@ -341,7 +357,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             } else {
                 query
             };
-            let engine = engine(kdir.as_deref())?;
+            let engine = engine(kdir.as_deref(), builtin)?;
             let out = engine
                 .sparql(&q, QueryLimits { timeout: Duration::from_secs(timeout.max(1)), max_rows: max_rows.max(1) })
                 .map_err(|e| fail(EXIT_PROBLEM, e.to_string()))?;
@@ -388,7 +404,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             Ok(if errors > 0 { EXIT_PROBLEM } else { EXIT_OK })
         }
         Command::Stats { output } => {
-            let engine = engine(kdir.as_deref())?;
+            let engine = engine(kdir.as_deref(), builtin)?;
             let s = engine.stats();
             let text = match output {
                 Output::Json => serde_json::to_string_pretty(&s)? + "\n",
@@ -398,7 +414,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             Ok(EXIT_OK)
         }
         Command::Export { format } => {
-            let engine = engine(kdir.as_deref())?;
+            let engine = engine(kdir.as_deref(), builtin)?;
             let text = engine.graph().export(&format).map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
             write_out(io, &text, false)?;
             Ok(EXIT_OK)
