@@ -151,6 +151,46 @@ pub enum Command {
         #[arg(long, short, value_enum, default_value_t = Output::Text)]
         output: Output,
     },
+    /// A feature gate: its stage and default at a version, its whole lifecycle and its KEP.
+    Gate {
+        /// The gate's name, e.g. SidecarContainers.
+        name: String,
+        /// The Kubernetes version to state the gate at ("1.30").
+        #[arg(long = "k8s-version", value_name = "VERSION", value_parser = parse_version)]
+        k8s_version: Option<Version>,
+        /// Output format.
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+    /// A KEP by number (753, KEP-753) or by words of its title.
+    Kep {
+        /// A number or title words.
+        #[arg(required = true, num_args = 1.., value_name = "NUMBER_OR_WORDS")]
+        query: Vec<String>,
+        /// Output format.
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+    /// A metric: its component, type, stability, labels, what a bad value means and related failure modes.
+    Metric {
+        /// The metric's name.
+        name: String,
+        /// Output format.
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+    /// Regenerate knowledge/generated/ from the upstream data folder (shared/upstream).
+    ImportUpstream {
+        /// The upstream data folder (with kubernetes/, keps/, etcd/, coredns/, kube-state-metrics/).
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// The knowledge directory to write generated/ into.
+        #[arg(long, default_value = "knowledge", value_name = "KNOWLEDGE_DIR")]
+        out: PathBuf,
+        /// Only compare: exit 1 when a generated file would change.
+        #[arg(long)]
+        check: bool,
+    },
     /// Write the whole graph as RDF.
     Export {
         /// turtle, ntriples, nquads or rdfxml.
@@ -174,8 +214,7 @@ pub fn builtin_sources() -> Vec<SourceFile> {
     fn walk(dir: &kubewhy_knowledge::Dir<'static>, out: &mut Vec<SourceFile>) {
         for f in dir.files() {
             let path = f.path().to_string_lossy().replace('\\', "/");
-            let name = path.rsplit('/').next().unwrap_or("");
-            if knowledge::is_knowledge_file(name) && !path.starts_with("src/") {
+            if knowledge::is_knowledge_file(&path) && !path.starts_with("src/") {
                 if let Some(text) = f.contents_utf8() {
                     out.push(SourceFile { path, text: text.to_string() });
                 }
@@ -412,6 +451,61 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             };
             write_out(io, &text, false)?;
             Ok(EXIT_OK)
+        }
+        Command::Gate { name, k8s_version, output } => {
+            let engine = engine(kdir.as_deref(), builtin)?;
+            let a = engine.gate(&name, k8s_version).map_err(|e| fail(EXIT_PROBLEM, e.to_string()))?;
+            let text = match output {
+                Output::Json => serde_json::to_string_pretty(&a)? + "\n",
+                _ => render::gate_text(&a),
+            };
+            write_out(io, &text, color && output == Output::Text)?;
+            Ok(EXIT_OK)
+        }
+        Command::Kep { query, output } => {
+            let engine = engine(kdir.as_deref(), builtin)?;
+            let a = engine.kep(&query.join(" ")).map_err(|e| fail(EXIT_PROBLEM, e.to_string()))?;
+            let text = match output {
+                Output::Json => serde_json::to_string_pretty(&a)? + "\n",
+                _ => render::kep_text(&a),
+            };
+            write_out(io, &text, color && output == Output::Text)?;
+            Ok(EXIT_OK)
+        }
+        Command::Metric { name, output } => {
+            let engine = engine(kdir.as_deref(), builtin)?;
+            let a = engine.metric(&name).map_err(|e| fail(EXIT_PROBLEM, e.to_string()))?;
+            let text = match output {
+                Output::Json => serde_json::to_string_pretty(&a)? + "\n",
+                _ => render::metric_text(&a),
+            };
+            write_out(io, &text, color && output == Output::Text)?;
+            Ok(EXIT_OK)
+        }
+        Command::ImportUpstream { dir, out, check } => {
+            let files = kubewhy_engine::upstream::import(&dir).map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
+            let mut changed = Vec::new();
+            for (rel, text) in &files {
+                let path = out.join(rel);
+                let old = std::fs::read_to_string(&path).unwrap_or_default();
+                if old != *text {
+                    changed.push(path.display().to_string());
+                    if !check {
+                        if let Some(parent) = path.parent() {
+                            std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+                        }
+                        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+                    }
+                }
+            }
+            let verb = if check { "would change" } else { "written" };
+            let mut msg = String::new();
+            for (rel, text) in &files {
+                msg.push_str(&format!("{}: {} bytes\n", out.join(rel).display(), text.len()));
+            }
+            msg.push_str(&format!("{} file(s) {verb}{}\n", changed.len(), if changed.is_empty() { String::new() } else { format!(": {}", changed.join(", ")) }));
+            write_out(io, &msg, false)?;
+            Ok(if check && !changed.is_empty() { EXIT_PROBLEM } else { EXIT_OK })
         }
         Command::Export { format } => {
             let engine = engine(kdir.as_deref(), builtin)?;

@@ -477,3 +477,84 @@ pub(crate) fn stats_text(s: &Stats) -> String {
     }
     o
 }
+
+/// Renders a feature gate.
+pub(crate) fn gate_text(a: &kubewhy_engine::lookup::GateAnswer) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "{}", bold(&a.statement));
+    let _ = writeln!(o, "lifecycle:");
+    for s in &a.gate.step {
+        let d = s.default.map(|d| if d { " default on" } else { " default off" }).unwrap_or("");
+        let l = if s.locked == Some(true) { ", locked" } else { "" };
+        let _ = writeln!(o, "  {:>5}  {}{d}{l}", s.version, s.stage);
+    }
+    for k in &a.keps {
+        let _ = writeln!(o, "KEP: {}", k.title);
+    }
+    if !a.gated.is_empty() {
+        let _ = writeln!(o, "in the graph:");
+        for g in &a.gated {
+            let _ = writeln!(o, "  • {} ({})", g.title, g.id);
+        }
+    }
+    let _ = writeln!(o, "{}", dim(&format!("source: {}", a.gate.source)));
+    o
+}
+
+/// Renders KEPs.
+pub(crate) fn kep_text(list: &[kubewhy_engine::lookup::KepAnswer]) -> String {
+    let mut o = String::new();
+    for a in list {
+        let k = &a.kep;
+        let _ = writeln!(o, "{}  {}", bold(&format!("KEP-{}", k.number)), bold(&k.title));
+        for t in &k.other_titles {
+            let _ = writeln!(o, "  also numbered {}: {t}", k.number);
+        }
+        let _ = writeln!(o, "  {} · status {} · stage {}", k.sig, k.status, if k.stage.is_empty() { "-" } else { &k.stage });
+        let ms: Vec<String> = [("alpha", &k.alpha), ("beta", &k.beta), ("stable", &k.stable), ("deprecated", &k.deprecated)]
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(n, v)| format!("{n} {v}"))
+            .collect();
+        if !ms.is_empty() {
+            let _ = writeln!(o, "  milestones: {}", ms.join(", "));
+        }
+        if !k.feature_gates.is_empty() {
+            let _ = writeln!(o, "  feature gates: {}", k.feature_gates.join(", "));
+        }
+        for c in &a.cited_by {
+            let _ = writeln!(o, "  cited by {} ({})", c.title, c.id);
+        }
+        let _ = writeln!(o, "  {}", dim(&format!("https://github.com/kubernetes/enhancements/tree/master/{}", k.path)));
+    }
+    o
+}
+
+/// Renders a metric.
+pub(crate) fn metric_text(a: &kubewhy_engine::lookup::MetricAnswer) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "{}  {} {}", bold(&a.name), a.metric_type, a.stability.as_deref().unwrap_or(""));
+    let _ = writeln!(o, "  component: {} ({})", a.component.title, a.component.id);
+    if !a.labels.is_empty() {
+        let _ = writeln!(o, "  labels: {}", a.labels.join(", "));
+    }
+    if let Some(m) = &a.meaning {
+        let _ = writeln!(o, "  {m}");
+    }
+    if let Some(b) = &a.bad_value {
+        let _ = writeln!(o, "  {} {b}", bold("bad value:"));
+    }
+    for f in &a.failure_modes {
+        let _ = writeln!(o, "  reveals: {} ({})", f.title, f.id);
+    }
+    for l in &a.loops {
+        let _ = writeln!(o, "  emitted by loop: {} ({})", l.title, l.id);
+    }
+    if !a.curated {
+        let _ = writeln!(o, "  {}", dim("not curated yet: only the upstream facts are known"));
+    }
+    if let Some(s) = &a.source {
+        let _ = writeln!(o, "  {}", dim(&format!("source: {s}")));
+    }
+    o
+}

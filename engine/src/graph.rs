@@ -247,6 +247,39 @@ impl Builder {
                 self.lit(id, "risk", risk);
             }
             KindData::Concept => {}
+            KindData::FeatureGate(g) => {
+                self.typed(id, "inFeatureList", Literal::from(g.in_feature_list));
+                if let Some(last) = g.step.last() {
+                    self.lit(id, "stage", &last.stage);
+                    if let Some(d) = last.default {
+                        self.typed(id, "defaultValue", Literal::from(d));
+                    }
+                    if let Some(l) = last.locked {
+                        self.typed(id, "lockedToDefault", Literal::from(l));
+                    }
+                }
+                for (stage, prop) in [("Alpha", "alphaIn"), ("Beta", "betaIn"), ("GA", "stableIn"), ("Deprecated", "deprecatedIn")] {
+                    if let Some(v) = g.first_at_stage(stage) {
+                        self.lit(id, prop, v);
+                    }
+                }
+            }
+            KindData::Kep(k) => {
+                self.typed(id, "kepNumber", Literal::from(i64::from(k.number)));
+                self.lit(id, "owningSig", &k.sig);
+                self.lit(id, "kepStatus", &k.status);
+                for (v, prop) in [(&k.alpha, "alphaIn"), (&k.beta, "betaIn"), (&k.stable, "stableIn"), (&k.deprecated, "deprecatedIn")] {
+                    if !v.is_empty() {
+                        self.lit(id, prop, v);
+                    }
+                }
+            }
+            KindData::Release(r) => {
+                self.lit(id, "releaseDate", &r.date);
+                if !r.eol.is_empty() {
+                    self.lit(id, "endOfLife", &r.eol);
+                }
+            }
             KindData::Myth { correction, concerns } => {
                 self.lit(id, "correction", correction);
                 self.rels(id, "concerns", concerns);

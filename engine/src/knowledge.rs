@@ -89,6 +89,28 @@ pub struct KnowledgeBase {
     by_id: HashMap<String, usize>,
     /// id → front-matter key → 1-based line, for diagnostics found after parsing.
     key_lines: HashMap<String, BTreeMap<String, usize>>,
+    /// The upstream facts (generated files and the metrics supplement), for lookups and the accuracy lint.
+    upstream: Upstream,
+}
+
+/// Upstream facts loaded from `generated/*.toml` and `metrics-supplement.toml`.
+#[derive(Debug, Default, Clone)]
+pub struct Upstream {
+    /// Feature gates by name.
+    pub gates: BTreeMap<String, crate::upstream::FeatureGate>,
+    /// KEPs by number.
+    pub keps: BTreeMap<u32, crate::upstream::Kep>,
+    /// Metrics by name (imported plus supplement).
+    pub metrics: BTreeMap<String, crate::upstream::UpstreamMetric>,
+    /// Releases, oldest first.
+    pub releases: Vec<crate::upstream::Release>,
+}
+
+impl Upstream {
+    /// The newest release, if releases were loaded.
+    pub fn latest_release(&self) -> Option<Version> {
+        self.releases.iter().filter_map(|r| Version::parse(&r.version).ok()).max()
+    }
 }
 
 impl KnowledgeBase {
@@ -115,6 +137,11 @@ impl KnowledgeBase {
     /// Whether there is no entity.
     pub fn is_empty(&self) -> bool {
         self.entities.is_empty()
+    }
+
+    /// The upstream facts (empty when no generated files were loaded).
+    pub fn upstream(&self) -> &Upstream {
+        &self.upstream
     }
 
     /// Where a front-matter key of an entity was written (the entity's start when unknown).
@@ -152,12 +179,12 @@ pub fn read_dir(dir: &Path) -> Result<Vec<SourceFile>, LoadError> {
             if name.starts_with('.') || name == "target" || name == "src" {
                 continue;
             }
+            let rel = p.strip_prefix(root).unwrap_or(&p);
+            let path = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
             if p.is_dir() {
                 walk(root, &p, out)?;
-            } else if is_knowledge_file(&name) {
+            } else if is_knowledge_file(&path) {
                 let text = std::fs::read_to_string(&p).map_err(|e| io(e, &p))?;
-                let rel = p.strip_prefix(root).unwrap_or(&p);
-                let path = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
                 out.push(SourceFile { path, text });
             }
         }
@@ -172,10 +199,18 @@ pub fn read_dir(dir: &Path) -> Result<Vec<SourceFile>, LoadError> {
     Ok(out)
 }
 
-/// Whether a file name is a knowledge entity file (`*.md`, but not a README).
-pub fn is_knowledge_file(name: &str) -> bool {
-    name.ends_with(".md") && !name.eq_ignore_ascii_case("README.md")
+/// Whether a path (relative to the knowledge root) is a knowledge file: an entity file
+/// (`*.md`, but not a README), a generated file (`generated/*.toml`) or the metrics supplement.
+pub fn is_knowledge_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    (name.ends_with(".md") && !name.eq_ignore_ascii_case("README.md"))
+        || (path.starts_with("generated/") && name.ends_with(".toml"))
+        || path == SUPPLEMENT
 }
+
+/// Path of the metrics supplement: metrics used by curated entities that the imported lists
+/// lack, each with the source path that defines it.
+pub const SUPPLEMENT: &str = "metrics-supplement.toml";
 
 /// Parses and validates knowledge files.
 ///
@@ -184,7 +219,12 @@ pub fn is_knowledge_file(name: &str) -> bool {
 pub fn load_sources(files: impl IntoIterator<Item = SourceFile>) -> (KnowledgeBase, Vec<Diagnostic>) {
     let mut kb = KnowledgeBase::default();
     let mut diags = Vec::new();
+    let mut generated_metrics: Vec<(Entity, String)> = Vec::new();
     for file in files {
+        if file.path.ends_with(".toml") {
+            load_generated(&file, &mut kb, &mut generated_metrics, &mut diags);
+            continue;
+        }
         for (entity, lines) in parse_file(&file, &mut diags) {
             let loc = entity.location.clone();
             let id = entity.id.clone();
@@ -202,7 +242,14 @@ pub fn load_sources(files: impl IntoIterator<Item = SourceFile>) -> (KnowledgeBa
             }
         }
     }
+    // Imported metrics become entities unless a curated Metric of the same id exists.
+    for (e, _) in generated_metrics {
+        if kb.get(&e.id).is_none() {
+            let _ = kb.push(e);
+        }
+    }
     validate(&kb, &mut diags);
+    crate::accuracy::check(&kb, &mut diags);
     diags.sort_by(|a, b| {
         (a.severity, &a.location.file, a.location.line).cmp(&(b.severity, &b.location.file, b.location.line))
     });
@@ -971,5 +1018,110 @@ fn validate(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
                 stack.extend(causes.get(c).cloned().unwrap_or_default());
             }
         }
+    }
+}
+
+/// Line (1-based) of the first line of `text` equal to `needle` after trimming, or 1.
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines().position(|l| l.trim() == needle).map(|i| i + 1).unwrap_or(1)
+}
+
+fn load_generated(file: &SourceFile, kb: &mut KnowledgeBase, metrics: &mut Vec<(Entity, String)>, diags: &mut Vec<Diagnostic>) {
+    let g = match crate::upstream::parse_generated(&file.text) {
+        Ok(g) => g,
+        Err(m) => {
+            diags.push(Diagnostic {
+                severity: Severity::Error,
+                location: Location { file: file.path.clone(), line: 1 },
+                key: None,
+                message: format!("invalid generated file: {}", m.trim()),
+            });
+            return;
+        }
+    };
+    let entity = |id: String, title: String, line: usize, references: Vec<String>, keps: Vec<u32>, feature_gates: Vec<String>, data: KindData| Entity {
+        kind: parse_id(&id).unwrap_or(Kind::Concept),
+        id,
+        title,
+        aliases: Vec::new(),
+        references,
+        applies: VersionRange::default(),
+        keps,
+        feature_gates,
+        related: Vec::new(),
+        body: String::new(),
+        location: Location { file: file.path.clone(), line },
+        data,
+    };
+    fn push(kb: &mut KnowledgeBase, diags: &mut Vec<Diagnostic>, e: Entity) {
+        let loc = e.location.clone();
+        let id = e.id.clone();
+        if let Err(first) = kb.push(e) {
+            diags.push(Diagnostic { severity: Severity::Error, location: loc, key: Some("id".into()), message: format!("duplicate id `{id}` (first defined at {first})") });
+        }
+    }
+    for gate in g.feature_gate {
+        let line = line_of(&file.text, &format!("name = \"{}\"", gate.name));
+        let e = entity(
+            format!("feature-gate/{}", gate.name),
+            gate.name.clone(),
+            line,
+            vec![gate.source.clone()],
+            gate.keps.clone(),
+            Vec::new(),
+            KindData::FeatureGate(gate.clone()),
+        );
+        kb.upstream.gates.insert(gate.name.clone(), gate);
+        push(kb, diags, e);
+    }
+    for kep in g.kep {
+        let line = line_of(&file.text, &format!("number = {}", kep.number));
+        let e = entity(
+            format!("kep/{}", kep.number),
+            format!("KEP-{}: {}", kep.number, kep.title),
+            line,
+            vec![format!("https://github.com/kubernetes/enhancements/tree/master/{}", kep.path)],
+            Vec::new(),
+            kep.feature_gates.clone(),
+            KindData::Kep(kep.clone()),
+        );
+        kb.upstream.keps.insert(kep.number, kep);
+        push(kb, diags, e);
+    }
+    let is_supplement = file.path.ends_with(SUPPLEMENT);
+    for m in g.metric {
+        if is_supplement && (m.source.trim().is_empty() || !m.source.contains(':')) {
+            diags.push(Diagnostic {
+                severity: Severity::Error,
+                location: Location { file: file.path.clone(), line: line_of(&file.text, &format!("name = \"{}\"", m.name)) },
+                key: Some("source".into()),
+                message: format!("supplement metric `{}` must name the source that defines it (`owner/repo:path`)", m.name),
+            });
+        }
+        let line = line_of(&file.text, &format!("name = \"{}\"", m.name));
+        let e = entity(
+            format!("metric/{}", m.name),
+            m.name.clone(),
+            line,
+            vec![m.source.clone()],
+            Vec::new(),
+            Vec::new(),
+            KindData::Metric {
+                name: m.name.clone(),
+                component: m.component.clone(),
+                metric_type: m.metric_type.clone(),
+                stability: if m.stability.is_empty() { None } else { Some(m.stability.clone()) },
+                labels: m.labels.clone(),
+                bad_value: None,
+            },
+        );
+        kb.upstream.metrics.insert(m.name.clone(), m.clone());
+        metrics.push((e, m.name));
+    }
+    for r in g.release {
+        let line = line_of(&file.text, &format!("version = \"{}\"", r.version));
+        let e = entity(format!("release/{}", r.version), format!("Kubernetes {}", r.version), line, vec![r.source.clone()], Vec::new(), Vec::new(), KindData::Release(r.clone()));
+        kb.upstream.releases.push(r);
+        push(kb, diags, e);
     }
 }

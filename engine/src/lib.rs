@@ -37,13 +37,16 @@
 //! assert_eq!(d.candidates[0].id, "failure-mode/etcd-nospace-alarm");
 //! ```
 
+pub mod accuracy;
 pub mod diagnose;
 pub mod graph;
 pub mod knowledge;
+pub mod lookup;
 pub mod model;
 pub mod ontology;
 pub mod search;
 pub mod signals;
+pub mod upstream;
 
 use diagnose::{DiagnoseError, DiagnoseOptions, Diagnosis, Matcher};
 use graph::{Graph, GraphError, QueryLimits, QueryOutput, Relation};
@@ -253,6 +256,30 @@ impl Engine {
                 .collect()
         };
         Ok(Explanation { resolved_by, entity: entity.clone(), outgoing: describe(out), incoming: describe(inc) })
+    }
+
+    /// A feature gate's lifecycle and its state at `version` (see [`lookup::gate`]).
+    ///
+    /// # Errors
+    /// [`NotFound`] with the closest gate names.
+    pub fn gate(&self, name: &str, version: Option<model::Version>) -> Result<lookup::GateAnswer, NotFound> {
+        lookup::gate(&self.kb, name, version)
+    }
+
+    /// KEPs by number or title words (see [`lookup::kep`]).
+    ///
+    /// # Errors
+    /// [`NotFound`] with the closest numbers or titles.
+    pub fn kep(&self, query: &str) -> Result<Vec<lookup::KepAnswer>, NotFound> {
+        lookup::kep(&self.kb, query)
+    }
+
+    /// A metric (see [`lookup::metric`]).
+    ///
+    /// # Errors
+    /// [`NotFound`] with the closest metric names.
+    pub fn metric(&self, name: &str) -> Result<lookup::MetricAnswer, NotFound> {
+        lookup::metric(&self.kb, name)
     }
 
     /// Counts of the loaded knowledge.

@@ -391,6 +391,12 @@ pub enum KindData {
     },
     /// A concept.
     Concept,
+    /// A feature gate (generated).
+    FeatureGate(crate::upstream::FeatureGate),
+    /// A KEP (generated).
+    Kep(crate::upstream::Kep),
+    /// A release (generated).
+    Release(crate::upstream::Release),
     /// A myth.
     Myth {
         /// What is true instead.

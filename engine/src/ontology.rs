@@ -63,6 +63,19 @@ pub const PROPERTIES: &[(&str, bool)] = &[
     ("risk", false),
     ("correction", false),
     ("concerns", true),
+    ("inFeatureList", false),
+    ("stage", false),
+    ("defaultValue", false),
+    ("lockedToDefault", false),
+    ("alphaIn", false),
+    ("betaIn", false),
+    ("stableIn", false),
+    ("deprecatedIn", false),
+    ("kepNumber", false),
+    ("owningSig", false),
+    ("kepStatus", false),
+    ("releaseDate", false),
+    ("endOfLife", false),
 ];
 
 /// The full IRI of an ontology term (`kw:<local>`).

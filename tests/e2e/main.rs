@@ -5,3 +5,4 @@ mod cli;
 mod diagnose;
 mod lint;
 mod support;
+mod upstream;
