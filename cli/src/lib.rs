@@ -179,6 +179,36 @@ pub enum Command {
         #[arg(long, short, value_enum, default_value_t = Output::Text)]
         output: Output,
     },
+    /// Run the gold cases and report top-1, top-3 and MRR (or grade assistants' answers: `eval grade`).
+    Eval {
+        /// `grade ANSWERS.jsonl` grades free-text answers instead of running the engine.
+        #[command(subcommand)]
+        action: Option<EvalAction>,
+        /// Directory (or file) of gold cases (*.jsonl).
+        #[arg(long, default_value = "evals/cases", value_name = "DIR")]
+        cases: PathBuf,
+        /// The realworld slice (reported apart from the gold set).
+        #[arg(long, default_value = "evals/realworld/cases.jsonl", value_name = "FILE")]
+        realworld: PathBuf,
+        /// Where report.json and report.md are written (and the committed report is read).
+        #[arg(long, default_value = "evals/reports", value_name = "DIR")]
+        reports: PathBuf,
+        /// Do not write the report: compare with the committed one and apply the CI gates.
+        #[arg(long)]
+        check: bool,
+        /// Output format.
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+    /// Check the claims in a text (gates, KEPs, metrics, versions) against the graph. FILE or `-` for stdin.
+    CheckClaims {
+        /// A file, or `-` for standard input.
+        #[arg(value_name = "FILE")]
+        file: String,
+        /// Output format.
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
     /// Regenerate knowledge/generated/ from the upstream data folder (shared/upstream).
     ImportUpstream {
         /// The upstream data folder (with kubernetes/, keps/, etcd/, coredns/, kube-state-metrics/).
@@ -196,6 +226,26 @@ pub enum Command {
         /// turtle, ntriples, nquads or rdfxml.
         #[arg(long, default_value = "turtle")]
         format: String,
+    },
+}
+
+/// `eval` sub-actions.
+#[derive(Debug, Subcommand)]
+pub enum EvalAction {
+    /// Grade free-text answers (JSON Lines of {"id", "answer"}) against the cases they answer.
+    Grade {
+        /// The answers file.
+        #[arg(value_name = "ANSWERS.jsonl")]
+        answers: PathBuf,
+        /// Directory (or file) of the cases answered.
+        #[arg(long, default_value = "evals/cases", value_name = "DIR")]
+        cases: PathBuf,
+        /// The realworld slice, also searched for case ids.
+        #[arg(long, default_value = "evals/realworld/cases.jsonl", value_name = "FILE")]
+        realworld: PathBuf,
+        /// Output format.
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
     },
 }
 
@@ -273,6 +323,8 @@ pub struct Io<'a> {
     pub stderr: &'a mut dyn Write,
     /// Whether stdout is a terminal (used by `--color auto`).
     pub stdout_is_terminal: bool,
+    /// Whether stderr is a terminal (progress bars are drawn only then).
+    pub stderr_is_terminal: bool,
 }
 
 fn color_enabled(when: ColorWhen, is_tty: bool) -> bool {
@@ -481,6 +533,79 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             };
             write_out(io, &text, color && output == Output::Text)?;
             Ok(EXIT_OK)
+        }
+        Command::Eval { action: Some(EvalAction::Grade { answers, cases, realworld, output }), .. } => {
+            let engine = engine(kdir.as_deref(), builtin)?;
+            let mut all = kubewhy_evals::load_cases(&cases).map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
+            if realworld.exists() {
+                all.extend(kubewhy_evals::load_cases(&realworld).map_err(|e| fail(EXIT_USAGE, e.to_string()))?);
+            }
+            let answers = kubewhy_evals::load_answers(&answers).map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
+            let grades = kubewhy_evals::grade(&engine, &all, &answers).map_err(|e| fail(EXIT_USAGE, e))?;
+            let text = match output {
+                Output::Json => serde_json::to_string_pretty(&serde_json::json!({"grades": grades, "summary": render::grade_summary(&grades)}))? + "\n",
+                _ => render::grades_text(&grades),
+            };
+            write_out(io, &text, color && output == Output::Text)?;
+            Ok(EXIT_OK)
+        }
+        Command::Eval { action: None, cases, realworld, reports, check, output } => {
+            let engine = engine(kdir.as_deref(), builtin)?;
+            let gold = kubewhy_evals::load_cases(&cases).map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
+            let rw = if realworld.exists() { kubewhy_evals::load_cases(&realworld).map_err(|e| fail(EXIT_USAGE, e.to_string()))? } else { Vec::new() };
+            let mut all = gold.clone();
+            all.extend(rw.iter().cloned());
+            let problems = kubewhy_evals::validate_cases(&engine, &all);
+            if !problems.is_empty() {
+                return Err(fail(EXIT_USAGE, format!("{} problem(s) in the cases:\n{}", problems.len(), problems.join("\n"))));
+            }
+            let bar = if io.stderr_is_terminal {
+                let b = indicatif::ProgressBar::new((gold.len() + rw.len()) as u64);
+                b.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} cases {elapsed}").unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()));
+                Some(b)
+            } else {
+                None
+            };
+            let report = kubewhy_evals::run(&engine, &gold, &rw, |done, _| {
+                if let Some(b) = &bar {
+                    b.set_position(done as u64);
+                }
+            });
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            let baseline: Option<kubewhy_evals::Report> = std::fs::read_to_string(reports.join("report.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
+            let regressions = baseline.as_ref().map(|b| kubewhy_evals::regressions(&report, b)).unwrap_or_default();
+            let gates = kubewhy_evals::gates(&report);
+            let md = kubewhy_evals::markdown(&report, baseline.as_ref(), &engine);
+            if !check {
+                std::fs::create_dir_all(&reports).with_context(|| format!("cannot create {}", reports.display()))?;
+                std::fs::write(reports.join("report.json"), serde_json::to_string_pretty(&report)? + "\n").context("cannot write report.json")?;
+                std::fs::write(reports.join("report.md"), &md).context("cannot write report.md")?;
+            }
+            let text = match output {
+                Output::Json => serde_json::to_string_pretty(&serde_json::json!({"report": report, "gates_failed": gates, "regressions": regressions}))? + "\n",
+                Output::Markdown => md,
+                Output::Text => render::eval_text(&report, baseline.as_ref(), &gates, &regressions),
+            };
+            write_out(io, &text, color && output == Output::Text)?;
+            Ok(if gates.is_empty() && regressions.is_empty() { EXIT_OK } else { EXIT_PROBLEM })
+        }
+        Command::CheckClaims { file, output } => {
+            let text = if file == "-" {
+                read_text(&["-".to_string()], io.stdin)?
+            } else {
+                std::fs::read_to_string(&file).map_err(|e| fail(EXIT_USAGE, format!("cannot read {file}: {e}")))?
+            };
+            let engine = engine(kdir.as_deref(), builtin)?;
+            let claims = engine.check_claims(&text);
+            let out = match output {
+                Output::Json => serde_json::to_string_pretty(&claims)? + "\n",
+                _ => render::claims_text(&claims),
+            };
+            write_out(io, &out, color && output == Output::Text)?;
+            let contradicted = claims.iter().any(|c| c.verdict == kubewhy_engine::claims::Verdict::Contradicted);
+            Ok(if contradicted { EXIT_PROBLEM } else { EXIT_OK })
         }
         Command::ImportUpstream { dir, out, check } => {
             let files = kubewhy_engine::upstream::import(&dir).map_err(|e| fail(EXIT_USAGE, e.to_string()))?;

@@ -23,7 +23,7 @@ fn main() {
     let mut stdin = std::io::stdin();
     let code = kubewhy_cli::run(
         cli,
-        &mut kubewhy_cli::Io { stdin: &mut stdin, stdout: &mut out, stderr: &mut err, stdout_is_terminal: is_tty },
+        &mut kubewhy_cli::Io { stdin: &mut stdin, stdout: &mut out, stderr: &mut err, stdout_is_terminal: is_tty, stderr_is_terminal: std::io::stderr().is_terminal() },
     );
     std::process::exit(code);
 }

@@ -558,3 +558,124 @@ pub(crate) fn metric_text(a: &kubewhy_engine::lookup::MetricAnswer) -> String {
     }
     o
 }
+
+/// Renders an eval report summary.
+pub(crate) fn eval_text(r: &kubewhy_evals::Report, baseline: Option<&kubewhy_evals::Report>, gates: &[String], regressions: &[String]) -> String {
+    let mut o = String::new();
+    let d = |now: f64, then: Option<f64>| match then {
+        Some(t) if (now - t).abs() >= 0.0005 => format!(" ({:+.3})", now - t),
+        _ => String::new(),
+    };
+    let b = baseline.map(|b| b.overall);
+    let _ = writeln!(
+        o,
+        "{} {} cases: top-1 {:.3}{}  top-3 {:.3}{}  MRR {:.3}{}  latency p50 {:.2} ms p99 {:.2} ms",
+        bold("gold set:"),
+        r.overall.cases,
+        r.overall.top1,
+        d(r.overall.top1, b.map(|x| x.top1)),
+        r.overall.top3,
+        d(r.overall.top3, b.map(|x| x.top3)),
+        r.overall.mrr,
+        d(r.overall.mrr, b.map(|x| x.mrr)),
+        r.latency_p50_ms,
+        r.latency_p99_ms
+    );
+    if let Some(rw) = &r.realworld {
+        let _ = writeln!(o, "{} {} cases: top-1 {:.3}  top-3 {:.3}  MRR {:.3}", bold("realworld slice:"), rw.cases, rw.top1, rw.top3, rw.mrr);
+    }
+    for (title, groups) in [("area", &r.by_area), ("difficulty", &r.by_difficulty), ("style", &r.by_style)] {
+        let _ = writeln!(o, "by {title}:");
+        for (k, s) in groups {
+            let _ = writeln!(o, "  {k:<12} {:>4} cases  top-1 {:.3}  top-3 {:.3}  MRR {:.3}", s.cases, s.top1, s.top3, s.mrr);
+        }
+    }
+    let misses: Vec<&kubewhy_evals::CaseResult> = r.results.iter().filter(|x| x.rank.is_none_or(|k| k > 3)).collect();
+    if !misses.is_empty() {
+        let _ = writeln!(o, "not in the top 3 ({}):", misses.len());
+        for m in misses {
+            let _ = writeln!(o, "  {}: expected {} (rank {}), first was {}", m.id, m.expected.join(" | "), m.rank.map(|k| k.to_string()).unwrap_or_else(|| "-".into()), m.top.as_deref().unwrap_or("nothing"));
+        }
+    }
+    for g in gates {
+        let _ = writeln!(o, "{} {g}", color(AnsiColor::Red, "gate failed:"));
+    }
+    for g in regressions {
+        let _ = writeln!(o, "{} {g}", color(AnsiColor::Red, "regression:"));
+    }
+    if gates.is_empty() && regressions.is_empty() {
+        let _ = writeln!(o, "{}", color(AnsiColor::Green, "gates passed (top-3 >= 0.90, top-1 >= 0.75, every area top-3 >= 0.80, no drop > 2 points)"));
+    }
+    o
+}
+
+/// Counts over graded answers.
+pub(crate) fn grade_summary(g: &[kubewhy_evals::Grade]) -> serde_json::Value {
+    let count = |v: &str| g.iter().filter(|x| x.verdict == v).count();
+    let mech = if g.is_empty() { 0.0 } else { g.iter().map(|x| x.mechanism_score).sum::<f64>() / g.len() as f64 };
+    serde_json::json!({
+        "answers": g.len(),
+        "correct": count("correct"), "partial": count("partial"), "wrong": count("wrong"), "fabricated": count("fabricated"),
+        "mechanism_score": (mech * 1000.0).round() / 1000.0,
+        "claims_supported": g.iter().map(|x| x.supported).sum::<usize>(),
+        "claims_contradicted": g.iter().map(|x| x.contradicted).sum::<usize>(),
+        "claims_unknown": g.iter().map(|x| x.unknown).sum::<usize>(),
+    })
+}
+
+/// Renders grades.
+pub(crate) fn grades_text(g: &[kubewhy_evals::Grade]) -> String {
+    let mut o = String::new();
+    for x in g {
+        let c = match x.verdict.as_str() {
+            "correct" => AnsiColor::Green,
+            "partial" => AnsiColor::Yellow,
+            _ => AnsiColor::Red,
+        };
+        let _ = writeln!(
+            o,
+            "{}  {}  mechanism {:.1} (failure mode {}, component {}, loop {})  claims: {} supported, {} contradicted, {} unknown",
+            bold(&x.id),
+            color(c, &x.verdict),
+            x.mechanism_score,
+            yes(x.names_failure_mode),
+            yes(x.names_component),
+            yes(x.names_loop),
+            x.supported,
+            x.contradicted,
+            x.unknown
+        );
+        for cl in x.claims.iter().filter(|c| c.verdict != kubewhy_engine::claims::Verdict::Supported) {
+            let _ = writeln!(o, "    {:?} {}: {} — {}", cl.verdict, cl.kind, cl.subject, cl.fact);
+        }
+    }
+    let s = grade_summary(g);
+    let _ = writeln!(o, "{} {}", bold("overall:"), s);
+    o
+}
+
+fn yes(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+/// Renders checked claims.
+pub(crate) fn claims_text(claims: &[kubewhy_engine::claims::Claim]) -> String {
+    use kubewhy_engine::claims::Verdict;
+    let mut o = String::new();
+    if claims.is_empty() {
+        let _ = writeln!(o, "no checkable claim found (feature gates, KEPs, metrics, removal/GA versions)");
+    }
+    for c in claims {
+        let (label, col) = match c.verdict {
+            Verdict::Supported => ("supported", AnsiColor::Green),
+            Verdict::Contradicted => ("contradicted", AnsiColor::Red),
+            Verdict::Unknown => ("unknown", AnsiColor::Yellow),
+        };
+        let _ = writeln!(o, "{} {} {}: {}\n    claim: {}\n    graph: {}", color(col, label), c.kind, bold(&c.subject), c.entity.as_deref().unwrap_or("-"), c.text, c.fact);
+    }
+    o
+}

@@ -38,6 +38,7 @@
 //! ```
 
 pub mod accuracy;
+pub mod claims;
 pub mod diagnose;
 pub mod graph;
 pub mod knowledge;
@@ -280,6 +281,11 @@ impl Engine {
     /// [`NotFound`] with the closest metric names.
     pub fn metric(&self, name: &str) -> Result<lookup::MetricAnswer, NotFound> {
         lookup::metric(&self.kb, name)
+    }
+
+    /// Finds the checkable claims in `text` and checks each against the graph (see [`claims`]).
+    pub fn check_claims(&self, text: &str) -> Vec<claims::Claim> {
+        claims::check(&self.kb, text)
     }
 
     /// Counts of the loaded knowledge.

@@ -1,1 +1,475 @@
-//! Evals.
+//! kubewhy's evals: gold cases, a runner that scores the engine's diagnoses (top-1, top-3, MRR
+//! by area, difficulty and input style, with latency), comparison with the last committed
+//! report and the CI gates, and a grader for free-text answers from any assistant.
+//!
+//! Case files are JSON Lines (`*.jsonl`), one [`Case`] per line; see `evals/README.md`.
+
+use kubewhy_engine::claims::{Claim, Verdict};
+use kubewhy_engine::diagnose::DiagnoseOptions;
+use kubewhy_engine::model::{Kind, KindData, Version};
+use kubewhy_engine::Engine;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Errors of loading cases or answers.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The path.
+        path: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line is not a valid case or answer.
+    #[error("{path}:{line}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// One gold case.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// Unique id, e.g. `sched-003` or `rw014`.
+    pub id: String,
+    /// What the user typed or pasted.
+    pub input: String,
+    /// Acceptable failure-mode ids (the right answer may be one of a few).
+    pub expected: Vec<String>,
+    /// Area slug of the expected mechanism.
+    pub area: String,
+    /// `easy`, `medium` or `hard` (hard: the surface reading is wrong, or the cause is 2+ hops upstream).
+    pub difficulty: String,
+    /// `question` (plain words), `error` (pasted error/event/log lines) or `output` (pasted kubectl describe / get -o yaml).
+    pub style: String,
+    /// Where the case comes from.
+    pub provenance: String,
+    /// Kubernetes version to diagnose at ("1.30"), when the case depends on one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k8s_version: Option<String>,
+}
+
+/// Allowed difficulties.
+pub const DIFFICULTIES: [&str; 3] = ["easy", "medium", "hard"];
+/// Allowed input styles.
+pub const STYLES: [&str; 3] = ["question", "error", "output"];
+
+/// Reads every `*.jsonl` file in `dir` (sorted), or one file.
+///
+/// # Errors
+/// [`EvalError`] naming the file and line of a problem.
+pub fn load_cases(path: &Path) -> Result<Vec<Case>, EvalError> {
+    let io = |e, p: &Path| EvalError::Io { path: p.display().to_string(), source: e };
+    let mut files = Vec::new();
+    if path.is_dir() {
+        for e in std::fs::read_dir(path).map_err(|e| io(e, path))? {
+            let p = e.map_err(|e| io(e, path))?.path();
+            if p.extension().is_some_and(|x| x == "jsonl") {
+                files.push(p);
+            }
+        }
+        files.sort();
+    } else {
+        files.push(path.to_path_buf());
+    }
+    let mut cases = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).map_err(|e| io(e, &f))?;
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let c: Case = serde_json::from_str(line).map_err(|e| EvalError::Invalid { path: f.display().to_string(), line: i + 1, message: e.to_string() })?;
+            cases.push(c);
+        }
+    }
+    Ok(cases)
+}
+
+/// Checks cases against the engine's knowledge: unique ids, known failure modes, allowed values.
+/// Returns one message per problem.
+pub fn validate_cases(engine: &Engine, cases: &[Case]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut seen = BTreeMap::new();
+    for c in cases {
+        if let Some(prev) = seen.insert(c.id.clone(), ()) {
+            let _ = prev;
+            problems.push(format!("{}: duplicate case id", c.id));
+        }
+        if c.expected.is_empty() {
+            problems.push(format!("{}: no expected failure mode", c.id));
+        }
+        for e in &c.expected {
+            match engine.knowledge().get(e) {
+                Some(x) if x.kind == Kind::FailureMode => {}
+                _ => problems.push(format!("{}: expected `{e}` is not a failure mode in the graph", c.id)),
+            }
+        }
+        if !DIFFICULTIES.contains(&c.difficulty.as_str()) {
+            problems.push(format!("{}: difficulty `{}` is not easy, medium or hard", c.id, c.difficulty));
+        }
+        if !STYLES.contains(&c.style.as_str()) {
+            problems.push(format!("{}: style `{}` is not question, error or output", c.id, c.style));
+        }
+        if !kubewhy_engine::model::AREAS.contains(&c.area.as_str()) {
+            problems.push(format!("{}: area `{}` is unknown", c.id, c.area));
+        }
+        if let Some(v) = &c.k8s_version {
+            if Version::parse(v).is_err() {
+                problems.push(format!("{}: k8s_version `{v}` is not a version", c.id));
+            }
+        }
+    }
+    problems
+}
+
+/// The outcome of one case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseResult {
+    /// Case id.
+    pub id: String,
+    /// 1-based rank of the first expected failure mode among the top 10, if present.
+    pub rank: Option<usize>,
+    /// What ranked first.
+    pub top: Option<String>,
+    /// The expected ids.
+    pub expected: Vec<String>,
+    /// Area, difficulty and style of the case.
+    pub area: String,
+    /// Difficulty.
+    pub difficulty: String,
+    /// Style.
+    pub style: String,
+    /// Diagnosis time in milliseconds.
+    pub millis: f64,
+}
+
+/// Top-1, top-3 and MRR over a group of cases.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct Scores {
+    /// Number of cases.
+    pub cases: usize,
+    /// Share of cases whose expected failure mode ranked first, in [0, 1].
+    pub top1: f64,
+    /// Share ranked in the top three.
+    pub top3: f64,
+    /// Mean reciprocal rank (0 when absent from the top 10).
+    pub mrr: f64,
+}
+
+impl Scores {
+    fn of<'a>(results: impl Iterator<Item = &'a CaseResult>) -> Scores {
+        let (mut n, mut t1, mut t3, mut rr) = (0usize, 0usize, 0usize, 0.0f64);
+        for r in results {
+            n += 1;
+            if r.rank == Some(1) {
+                t1 += 1;
+            }
+            if r.rank.is_some_and(|k| k <= 3) {
+                t3 += 1;
+            }
+            rr += r.rank.map(|k| 1.0 / k as f64).unwrap_or(0.0);
+        }
+        let d = n.max(1) as f64;
+        let round = |x: f64| (x * 10_000.0).round() / 10_000.0;
+        Scores { cases: n, top1: round(t1 as f64 / d), top3: round(t3 as f64 / d), mrr: round(rr / d) }
+    }
+}
+
+/// A whole report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Scores over the gold set (the realworld slice excluded).
+    pub overall: Scores,
+    /// Scores by area.
+    pub by_area: BTreeMap<String, Scores>,
+    /// Scores by difficulty.
+    pub by_difficulty: BTreeMap<String, Scores>,
+    /// Scores by input style.
+    pub by_style: BTreeMap<String, Scores>,
+    /// Scores of the realworld slice, reported apart.
+    pub realworld: Option<Scores>,
+    /// Diagnosis latency p50 in milliseconds.
+    pub latency_p50_ms: f64,
+    /// Diagnosis latency p99 in milliseconds.
+    pub latency_p99_ms: f64,
+    /// Every case's result (gold set then realworld slice).
+    pub results: Vec<CaseResult>,
+}
+
+/// Runs the cases; `progress` is called after each case with (done, total).
+pub fn run(engine: &Engine, gold: &[Case], realworld: &[Case], mut progress: impl FnMut(usize, usize)) -> Report {
+    let total = gold.len() + realworld.len();
+    let mut results = Vec::new();
+    let mut times = Vec::new();
+    for (i, c) in gold.iter().chain(realworld).enumerate() {
+        let opts = DiagnoseOptions { k8s_version: c.k8s_version.as_deref().and_then(|v| Version::parse(v).ok()), top: 10 };
+        let t = Instant::now();
+        let d = engine.diagnose(&c.input, opts);
+        let el = t.elapsed();
+        times.push(el);
+        let ids: Vec<String> = d.map(|d| d.candidates.into_iter().map(|x| x.id).collect()).unwrap_or_default();
+        let rank = ids.iter().position(|id| c.expected.contains(id)).map(|p| p + 1);
+        results.push(CaseResult {
+            id: c.id.clone(),
+            rank,
+            top: ids.first().cloned(),
+            expected: c.expected.clone(),
+            area: c.area.clone(),
+            difficulty: c.difficulty.clone(),
+            style: c.style.clone(),
+            millis: (el.as_secs_f64() * 1e6).round() / 1e3,
+        });
+        progress(i + 1, total);
+    }
+    let gold_results = &results[..gold.len()];
+    let group = |key: fn(&CaseResult) -> &str| -> BTreeMap<String, Scores> {
+        let mut keys: Vec<String> = gold_results.iter().map(|r| key(r).to_string()).collect();
+        keys.sort();
+        keys.dedup();
+        keys.into_iter().map(|k| (k.clone(), Scores::of(gold_results.iter().filter(|r| key(r) == k)))).collect()
+    };
+    times.sort();
+    let pct = |p: f64| -> f64 {
+        if times.is_empty() {
+            return 0.0;
+        }
+        let i = ((times.len() as f64 - 1.0) * p).round() as usize;
+        (times[i].as_secs_f64() * 1e6).round() / 1e3
+    };
+    Report {
+        overall: Scores::of(gold_results.iter()),
+        by_area: group(|r| &r.area),
+        by_difficulty: group(|r| &r.difficulty),
+        by_style: group(|r| &r.style),
+        realworld: if realworld.is_empty() { None } else { Some(Scores::of(results[gold.len()..].iter())) },
+        latency_p50_ms: pct(0.5),
+        latency_p99_ms: pct(0.99),
+        results,
+    }
+}
+
+/// The CI gates: top-3 at least 0.90 and top-1 at least 0.75 overall; no area below 0.80 top-3.
+/// Returns one message per gate that fails.
+pub fn gates(r: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    if r.overall.top3 < 0.90 {
+        out.push(format!("overall top-3 {:.3} is below 0.90", r.overall.top3));
+    }
+    if r.overall.top1 < 0.75 {
+        out.push(format!("overall top-1 {:.3} is below 0.75", r.overall.top1));
+    }
+    for (a, s) in &r.by_area {
+        if s.top3 < 0.80 {
+            out.push(format!("area {a}: top-3 {:.3} is below 0.80", s.top3));
+        }
+    }
+    out
+}
+
+/// Drops of more than 2 points (0.02) from `baseline` in any overall, area, difficulty or style score.
+pub fn regressions(r: &Report, baseline: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cmp = |what: &str, now: &Scores, then: &Scores| {
+        for (name, a, b) in [("top-1", now.top1, then.top1), ("top-3", now.top3, then.top3), ("MRR", now.mrr, then.mrr)] {
+            if b - a > 0.02 + 1e-9 {
+                out.push(format!("{what} {name} dropped from {b:.3} to {a:.3}"));
+            }
+        }
+    };
+    cmp("overall", &r.overall, &baseline.overall);
+    for (groups_now, groups_then, label) in [(&r.by_area, &baseline.by_area, "area"), (&r.by_difficulty, &baseline.by_difficulty, "difficulty"), (&r.by_style, &baseline.by_style, "style")] {
+        for (k, then) in groups_then {
+            if let Some(now) = groups_now.get(k) {
+                cmp(&format!("{label} {k}"), now, then);
+            }
+        }
+    }
+    out
+}
+
+/// The report as Markdown (with deltas against `baseline` when given).
+pub fn markdown(r: &Report, baseline: Option<&Report>, engine: &Engine) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let delta = |now: f64, then: Option<f64>| match then {
+        Some(t) if (now - t).abs() >= 0.0005 => format!(" ({:+.3})", now - t),
+        _ => String::new(),
+    };
+    let _ = writeln!(o, "# kubewhy eval report\n");
+    let _ = writeln!(
+        o,
+        "Gold set: {} cases. Top-1 **{:.3}**{}, top-3 **{:.3}**{}, MRR **{:.3}**{}. Latency p50 {:.2} ms, p99 {:.2} ms.\n",
+        r.overall.cases,
+        r.overall.top1,
+        delta(r.overall.top1, baseline.map(|b| b.overall.top1)),
+        r.overall.top3,
+        delta(r.overall.top3, baseline.map(|b| b.overall.top3)),
+        r.overall.mrr,
+        delta(r.overall.mrr, baseline.map(|b| b.overall.mrr)),
+        r.latency_p50_ms,
+        r.latency_p99_ms
+    );
+    if let Some(rw) = &r.realworld {
+        let _ = writeln!(o, "Realworld slice (reported apart): {} cases, top-1 {:.3}, top-3 {:.3}, MRR {:.3}.\n", rw.cases, rw.top1, rw.top3, rw.mrr);
+    }
+    for (title, groups) in [("area", &r.by_area), ("difficulty", &r.by_difficulty), ("input style", &r.by_style)] {
+        let _ = writeln!(o, "## By {title}\n\n| {title} | cases | top-1 | top-3 | MRR |\n|---|---|---|---|---|");
+        for (k, s) in groups {
+            let _ = writeln!(o, "| {k} | {} | {:.3} | {:.3} | {:.3} |", s.cases, s.top1, s.top3, s.mrr);
+        }
+        o.push('\n');
+    }
+    let failures: Vec<&CaseResult> = r.results.iter().filter(|x| x.rank != Some(1)).collect();
+    let _ = writeln!(o, "## Cases not ranked first ({})\n\n| case | expected | rank | ranked first instead |\n|---|---|---|---|", failures.len());
+    for f in failures {
+        let top = f.top.as_deref().map(|t| engine.knowledge().get(t).map(|e| format!("{t} ({})", e.title)).unwrap_or_else(|| t.to_string())).unwrap_or_else(|| "nothing".into());
+        let _ = writeln!(o, "| {} | {} | {} | {} |", f.id, f.expected.join(", "), f.rank.map(|k| k.to_string()).unwrap_or_else(|| "-".into()), top.replace('|', "\\|"));
+    }
+    o
+}
+
+/// One answer to grade: a case id and an assistant's free text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The case it answers.
+    pub id: String,
+    /// The answer text.
+    pub answer: String,
+}
+
+/// The grade of one answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Grade {
+    /// Case id.
+    pub id: String,
+    /// Whether the answer names an expected failure mode (its title's key words or an alias).
+    pub names_failure_mode: bool,
+    /// Whether it names the expected mechanism's component.
+    pub names_component: bool,
+    /// Whether it names the expected mechanism's loop.
+    pub names_loop: bool,
+    /// Score of the mechanism in [0, 1]: 1 for the failure mode, 0.5 for component and loop, else 0.
+    pub mechanism_score: f64,
+    /// The checkable claims found, with verdicts.
+    pub claims: Vec<Claim>,
+    /// Counts of supported, contradicted and unknown claims.
+    pub supported: usize,
+    /// Contradicted claims.
+    pub contradicted: usize,
+    /// Unknown claims.
+    pub unknown: usize,
+    /// `correct` (mechanism named, nothing contradicted), `fabricated` (a claim contradicted),
+    /// `partial` (component and loop only) or `wrong`.
+    pub verdict: String,
+}
+
+/// Reads answers from JSON Lines (`{"id": ..., "answer": ...}`).
+///
+/// # Errors
+/// [`EvalError`] with file and line.
+pub fn load_answers(path: &Path) -> Result<Vec<Answer>, EvalError> {
+    let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io { path: path.display().to_string(), source })?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        out.push(serde_json::from_str(line).map_err(|e| EvalError::Invalid { path: path.display().to_string(), line: i + 1, message: e.to_string() })?);
+    }
+    Ok(out)
+}
+
+fn norm(s: &str) -> String {
+    let mut out = String::new();
+    let mut prev_space = true;
+    for c in s.chars() {
+        if c.is_alphanumeric() {
+            out.extend(c.to_lowercase());
+            prev_space = false;
+        } else if !prev_space {
+            out.push(' ');
+            prev_space = true;
+        }
+    }
+    out.trim().to_string()
+}
+
+/// Whether `text` (normalised) names the entity: an alias or its title verbatim, or most of its
+/// title's significant words.
+fn names(text: &str, e: &kubewhy_engine::model::Entity) -> bool {
+    let padded = format!(" {text} ");
+    let mut names: Vec<String> = e.aliases.iter().map(|a| norm(a)).filter(|a| a.len() >= 4).collect();
+    names.push(norm(&e.title));
+    names.push(norm(e.slug()).replace('-', " "));
+    if names.iter().any(|n| !n.is_empty() && padded.contains(&format!(" {n} "))) {
+        return true;
+    }
+    const STOP: &[&str] = &["the", "and", "for", "with", "its", "not", "from", "that", "this", "than", "into", "pod", "pods", "a", "an", "of", "to", "on", "in", "is", "by", "or", "no"];
+    let words: Vec<String> = norm(&e.title).split(' ').filter(|w| w.len() > 2 && !STOP.contains(w)).map(str::to_string).collect();
+    if words.len() < 3 {
+        return false;
+    }
+    let hit = words.iter().filter(|w| padded.contains(&format!(" {w} ")) || padded.contains(&format!(" {w}"))).count();
+    hit * 10 >= words.len() * 7
+}
+
+/// Grades answers against the cases they answer.
+///
+/// # Errors
+/// A message for an answer whose case id is unknown.
+pub fn grade(engine: &Engine, cases: &[Case], answers: &[Answer]) -> Result<Vec<Grade>, String> {
+    let by_id: BTreeMap<&str, &Case> = cases.iter().map(|c| (c.id.as_str(), c)).collect();
+    let kb = engine.knowledge();
+    let mut out = Vec::new();
+    for a in answers {
+        let c = by_id.get(a.id.as_str()).ok_or_else(|| format!("answer for unknown case `{}`", a.id))?;
+        let text = norm(&a.answer);
+        let mut fm_named = false;
+        let mut comp = false;
+        let mut lp = false;
+        for id in &c.expected {
+            let Some(fm) = kb.get(id) else { continue };
+            fm_named |= names(&text, fm);
+            if let KindData::FailureMode(d) = &fm.data {
+                comp |= d.components.iter().filter_map(|x| kb.get(x)).any(|x| names(&text, x));
+                lp |= d.loops.iter().filter_map(|x| kb.get(x)).any(|x| names(&text, x));
+            }
+        }
+        let claims = engine.check_claims(&a.answer);
+        let count = |v: Verdict| claims.iter().filter(|x| x.verdict == v).count();
+        let (supported, contradicted, unknown) = (count(Verdict::Supported), count(Verdict::Contradicted), count(Verdict::Unknown));
+        let mechanism_score = if fm_named { 1.0 } else if comp && lp { 0.5 } else { 0.0 };
+        let verdict = if contradicted > 0 {
+            "fabricated"
+        } else if fm_named {
+            "correct"
+        } else if comp && lp {
+            "partial"
+        } else {
+            "wrong"
+        };
+        out.push(Grade { id: a.id.clone(), names_failure_mode: fm_named, names_component: comp, names_loop: lp, mechanism_score, claims, supported, contradicted, unknown, verdict: verdict.into() });
+    }
+    Ok(out)
+}
+
+/// Mean of a duration list in milliseconds (helper for callers that time things).
+pub fn mean_ms(d: &[Duration]) -> f64 {
+    if d.is_empty() {
+        0.0
+    } else {
+        d.iter().map(|x| x.as_secs_f64() * 1e3).sum::<f64>() / d.len() as f64
+    }
+}

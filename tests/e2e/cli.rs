@@ -8,7 +8,7 @@ pub(crate) fn kubewhy(args: &[&str], stdin: &str) -> (i32, String, String) {
     let cli = Cli::try_parse_from(std::iter::once("kubewhy").chain(args.iter().copied())).expect("arguments parse");
     let mut input = stdin.as_bytes();
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = run(cli, &mut Io { stdin: &mut input, stdout: &mut out, stderr: &mut err, stdout_is_terminal: false });
+    let code = run(cli, &mut Io { stdin: &mut input, stdout: &mut out, stderr: &mut err, stdout_is_terminal: false, stderr_is_terminal: false });
     (code, String::from_utf8(out).expect("utf8"), String::from_utf8(err).expect("utf8"))
 }
 
