@@ -279,16 +279,29 @@ pub fn check(kb: &KnowledgeBase, text: &str) -> Vec<Claim> {
             }
             // A curated entity whose title or alias names the subject, with a version bound.
             let subj_l = subject.to_lowercase();
-            let hit = kb.entities().iter().filter(|e| e.kind != Kind::Symptom).find(|e| {
-                (is_removal && e.applies.until.is_some() || !is_removal && e.applies.since.is_some())
-                    && (e.aliases.iter().any(|a| a.to_lowercase() == subj_l) || e.title.to_lowercase().starts_with(&subj_l))
+            // "X removed" is either the end of an entity about X (its `until`) or the start of an
+            // entity about X's removal (its `since`, e.g. the failure mode "dockershim removed").
+            let names_subject = |e: &&crate::model::Entity| e.aliases.iter().any(|a| a.to_lowercase() == subj_l) || e.title.to_lowercase().starts_with(&subj_l);
+            let about_removal = |e: &&crate::model::Entity| {
+                e.aliases.iter().chain(std::iter::once(&e.title)).any(|a| {
+                    let a = a.to_lowercase();
+                    a.contains(&subj_l) && a.contains("removed")
+                })
+            };
+            let by_until = kb.entities().iter().filter(|e| e.kind != Kind::Symptom).find(|e| {
+                (is_removal && e.applies.until.is_some() || !is_removal && e.applies.since.is_some()) && names_subject(e)
             });
+            let by_since = || kb.entities().iter().filter(|e| e.kind != Kind::Symptom && e.applies.since.is_some()).find(|e| is_removal && about_removal(e));
+            let (hit, use_since) = match by_until {
+                Some(e) => (Some(e), !is_removal),
+                None => (by_since(), true),
+            };
             let kep_hit = up.keps.values().find(|k| k.title.to_lowercase() == subj_l);
             let (verdict, fact, entity) = if let Some(e) = hit {
-                let bound = if is_removal { e.applies.until } else { e.applies.since };
+                let bound = if use_since { e.applies.since } else { e.applies.until };
                 match bound {
                     Some(b) if b == v => (Verdict::Supported, format!("{}: {}", e.title, e.applies.describe()), Some(e.id.clone())),
-                    Some(b) => (Verdict::Contradicted, format!("{}: {} ({} {b})", e.title, e.applies.describe(), if is_removal { "gone from" } else { "from" }), Some(e.id.clone())),
+                    Some(b) => (Verdict::Contradicted, format!("{}: applies {} (so {} in {b})", e.title, e.applies.describe(), if is_removal { "removed" } else { "introduced" }), Some(e.id.clone())),
                     None => (Verdict::Unknown, e.applies.describe(), Some(e.id.clone())),
                 }
             } else if let (Some(k), false) = (kep_hit, is_removal) {

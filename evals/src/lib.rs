@@ -354,7 +354,8 @@ pub struct Answer {
 pub struct Grade {
     /// Case id.
     pub id: String,
-    /// Whether the answer names an expected failure mode (its title's key words or an alias).
+    /// Whether the answer names an expected failure mode: an alias or its title, or a description
+    /// the graph's own diagnosis ranks as that failure mode first.
     pub names_failure_mode: bool,
     /// Whether it names the expected mechanism's component.
     pub names_component: bool,
@@ -406,22 +407,43 @@ fn norm(s: &str) -> String {
     out.trim().to_string()
 }
 
-/// Whether `text` (normalised) names the entity: an alias or its title verbatim, or most of its
-/// title's significant words.
+const STOP: &[&str] = &["the", "and", "for", "with", "its", "not", "from", "that", "this", "than", "into", "pod", "pods", "a", "an", "of", "to", "on", "in", "is", "by", "or", "no"];
+
+/// Whether all `words` occur in `tokens` within a window of `2 * words + 4` tokens.
+fn near(tokens: &[&str], words: &[String]) -> bool {
+    if words.is_empty() {
+        return false;
+    }
+    let window = 2 * words.len() + 4;
+    tokens.iter().enumerate().any(|(i, t)| {
+        *t == words[0].as_str() && {
+            let lo = i.saturating_sub(window);
+            let hi = (i + window).min(tokens.len());
+            words.iter().all(|w| tokens[lo..hi].contains(&w.as_str()))
+        }
+    })
+}
+
+/// Whether `text` (normalised) names the entity: an alias, its slug or the head of its title
+/// (before a colon), as words close together; or most of its whole title's significant words.
 fn names(text: &str, e: &kubewhy_engine::model::Entity) -> bool {
-    let padded = format!(" {text} ");
-    let mut names: Vec<String> = e.aliases.iter().map(|a| norm(a)).filter(|a| a.len() >= 4).collect();
-    names.push(norm(&e.title));
-    names.push(norm(e.slug()).replace('-', " "));
-    if names.iter().any(|n| !n.is_empty() && padded.contains(&format!(" {n} "))) {
+    let tokens: Vec<&str> = text.split(' ').collect();
+    let sig = |s: &str| -> Vec<String> { norm(s).split(' ').filter(|w| w.len() > 1 && !STOP.contains(w)).map(str::to_string).collect() };
+    let head = e.title.split(':').next().unwrap_or(&e.title);
+    let mut phrases: Vec<Vec<String>> = e.aliases.iter().map(|a| sig(a)).collect();
+    phrases.push(sig(head));
+    phrases.push(sig(&e.title));
+    if e.kind != Kind::FailureMode {
+        phrases.push(sig(&e.slug().replace('-', " ")));
+    }
+    if phrases.iter().any(|p| (p.len() >= 2 || p.first().is_some_and(|w| w.len() >= 5)) && near(&tokens, p)) {
         return true;
     }
-    const STOP: &[&str] = &["the", "and", "for", "with", "its", "not", "from", "that", "this", "than", "into", "pod", "pods", "a", "an", "of", "to", "on", "in", "is", "by", "or", "no"];
-    let words: Vec<String> = norm(&e.title).split(' ').filter(|w| w.len() > 2 && !STOP.contains(w)).map(str::to_string).collect();
+    let words = sig(&e.title);
     if words.len() < 3 {
         return false;
     }
-    let hit = words.iter().filter(|w| padded.contains(&format!(" {w} ")) || padded.contains(&format!(" {w}"))).count();
+    let hit = words.iter().filter(|w| tokens.contains(&w.as_str())).count();
     hit * 10 >= words.len() * 7
 }
 
@@ -439,6 +461,11 @@ pub fn grade(engine: &Engine, cases: &[Case], answers: &[Answer]) -> Result<Vec<
         let mut fm_named = false;
         let mut comp = false;
         let mut lp = false;
+        // The answer describes the mechanism when the graph's own diagnosis of the answer text
+        // ranks an expected failure mode first.
+        if let Ok(d) = engine.diagnose(&a.answer, DiagnoseOptions { k8s_version: None, top: 1 }) {
+            fm_named |= d.candidates.first().is_some_and(|top| c.expected.contains(&top.id));
+        }
         for id in &c.expected {
             let Some(fm) = kb.get(id) else { continue };
             fm_named |= names(&text, fm);

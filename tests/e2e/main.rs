@@ -3,6 +3,7 @@
 
 mod cli;
 mod diagnose;
+mod evals;
 mod lint;
 mod support;
 mod upstream;
