@@ -334,6 +334,11 @@ impl Graph {
         Ok(Graph { store, triples })
     }
 
+    /// An empty graph (the fallback when building fails).
+    pub fn empty() -> Graph {
+        Graph { store: Store::new().unwrap_or_else(|_| unreachable_store()), triples: 0 }
+    }
+
     /// Number of triples in the graph.
     pub fn len(&self) -> usize {
         self.triples
@@ -504,4 +509,9 @@ fn term_text(t: &Term) -> String {
         #[allow(unreachable_patterns)]
         other => other.to_string(),
     }
+}
+
+/// `Store::new` for the in-memory backend has no failure path; this is never reached.
+fn unreachable_store() -> Store {
+    panic!("in-memory oxigraph store could not be created")
 }

@@ -248,8 +248,12 @@ pub fn load_sources(files: impl IntoIterator<Item = SourceFile>) -> (KnowledgeBa
             let _ = kb.push(e);
         }
     }
+    let t = std::time::Instant::now();
     validate(&kb, &mut diags);
+    if std::env::var_os("KW_PROF").is_some() { eprintln!("validate {:?}", t.elapsed()); }
+    let t = std::time::Instant::now();
     crate::accuracy::check(&kb, &mut diags);
+    if std::env::var_os("KW_PROF").is_some() { eprintln!("accuracy {:?}", t.elapsed()); }
     diags.sort_by(|a, b| {
         (a.severity, &a.location.file, a.location.line).cmp(&(b.severity, &b.location.file, b.location.line))
     });
@@ -1021,12 +1025,18 @@ fn validate(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Line (1-based) of the first line of `text` equal to `needle` after trimming, or 1.
-fn line_of(text: &str, needle: &str) -> usize {
-    text.lines().position(|l| l.trim() == needle).map(|i| i + 1).unwrap_or(1)
+/// 1-based line numbers of a file's trimmed lines (first occurrence of each).
+fn line_index(text: &str) -> HashMap<&str, usize> {
+    let mut m = HashMap::new();
+    for (i, l) in text.lines().enumerate() {
+        m.entry(l.trim()).or_insert(i + 1);
+    }
+    m
 }
 
 fn load_generated(file: &SourceFile, kb: &mut KnowledgeBase, metrics: &mut Vec<(Entity, String)>, diags: &mut Vec<Diagnostic>) {
+    let index = line_index(&file.text);
+    let line_of = |_text: &str, needle: &str| index.get(needle).copied().unwrap_or(1);
     let g = match crate::upstream::parse_generated(&file.text) {
         Ok(g) => g,
         Err(m) => {

@@ -74,14 +74,15 @@ pub enum EngineError {
 /// The loaded knowledge with its graph, index and matchers.
 pub struct Engine {
     kb: KnowledgeBase,
-    graph: Graph,
+    /// Built on first use: a diagnosis does not need it, so `kubewhy why` starts faster.
+    graph: std::sync::OnceLock<Graph>,
     index: SearchIndex,
     matcher: Matcher,
 }
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engine").field("entities", &self.kb.len()).field("graph", &self.graph).finish()
+        f.debug_struct("Engine").field("entities", &self.kb.len()).field("graph_built", &self.graph.get().is_some()).finish()
     }
 }
 
@@ -169,15 +170,20 @@ impl Engine {
         Ok((Engine::new(kb)?, diags))
     }
 
-    /// Builds the graph, the index and the matchers over an already validated knowledge base.
+    /// Builds the index and the matchers over an already validated knowledge base; the RDF
+    /// graph is built on first use.
     ///
     /// # Errors
-    /// Graph or index errors.
+    /// Index errors.
     pub fn new(kb: KnowledgeBase) -> Result<Engine, EngineError> {
-        let graph = Graph::build(&kb)?;
-        let index = SearchIndex::build(&kb)?;
-        let matcher = Matcher::new(&kb);
-        Ok(Engine { kb, graph, index, matcher })
+        // The index and the matchers are independent: build them side by side.
+        let (index, matcher) = std::thread::scope(|s| {
+            let m = s.spawn(|| Matcher::new(&kb));
+            let index = SearchIndex::build(&kb);
+            (index, m.join())
+        });
+        let matcher = matcher.unwrap_or_else(|_| Matcher::new(&kb));
+        Ok(Engine { kb, graph: std::sync::OnceLock::new(), index: index?, matcher })
     }
 
     /// The knowledge base.
@@ -185,9 +191,16 @@ impl Engine {
         &self.kb
     }
 
-    /// The RDF graph.
+    /// The RDF graph (built on the first call; later calls return the same graph).
+    ///
+    /// # Panics
+    /// Never in practice: building an in-memory store only fails if the store refuses a triple,
+    /// which the builder never produces; such a failure leaves an empty graph instead.
     pub fn graph(&self) -> &Graph {
-        &self.graph
+        self.graph.get_or_init(|| Graph::build(&self.kb).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "building the RDF graph failed; queries see an empty graph");
+            Graph::empty()
+        }))
     }
 
     /// Answers a symptom (see [`diagnose`]).
@@ -208,7 +221,7 @@ impl Engine {
     /// # Errors
     /// See [`Graph::query`].
     pub fn sparql(&self, query: &str, limits: QueryLimits) -> Result<QueryOutput, GraphError> {
-        self.graph.query(query, limits)
+        self.graph().query(query, limits)
     }
 
     /// Resolves an id, a slug, a title, an alias or free text to one entity and its relations.
@@ -242,7 +255,7 @@ impl Engine {
             near.sort();
             return Err(NotFound { query: q.to_string(), suggestions: near.into_iter().take(3).map(|(_, id)| id.to_string()).collect() });
         };
-        let (out, inc) = self.graph.relations(&entity.id);
+        let (out, inc) = self.graph().relations(&entity.id);
         let describe = |rels: Vec<Relation>| -> Vec<RelatedEntity> {
             rels.into_iter()
                 .map(|r| {
@@ -309,7 +322,7 @@ impl Engine {
             failure_modes_by_area: by_area,
             symptom_templates: templates,
             causal_links,
-            triples: self.graph.len(),
+            triples: self.graph().len(),
         }
     }
 }
