@@ -475,6 +475,14 @@ pub(crate) fn stats_text(s: &Stats) -> String {
     for (a, n) in &s.failure_modes_by_area {
         let _ = writeln!(o, "  {a:<14} {n:>5}");
     }
+    let b = &s.breadth;
+    let fm = s.by_kind.get("failure-mode").copied().unwrap_or(0).max(1);
+    let _ = writeln!(o, "breadth:");
+    let _ = writeln!(o, "  fields with their writer                 {:>5}", b.fields_with_writer);
+    let _ = writeln!(o, "  curated metrics (bad value, linked)      {:>5}", b.curated_metrics_linked_with_bad_value);
+    let _ = writeln!(o, "  failure modes linking a field or metric  {:>5} ({:.0}%)", b.failure_modes_with_field_or_metric, 100.0 * b.failure_modes_with_field_or_metric as f64 / fm as f64);
+    let _ = writeln!(o, "  failure modes with a check and a fix     {:>5}", b.failure_modes_with_check_and_fix);
+    let _ = writeln!(o, "  coverage topics covered                  {:>5} of {}", b.topics_covered, b.topics);
     o
 }
 

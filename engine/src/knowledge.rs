@@ -91,6 +91,8 @@ pub struct KnowledgeBase {
     key_lines: HashMap<String, BTreeMap<String, usize>>,
     /// The upstream facts (generated files and the metrics supplement), for lookups and the accuracy lint.
     upstream: Upstream,
+    /// The coverage topic map (`topics.toml`), with the line of each topic.
+    topics: Vec<(Topic, Location)>,
 }
 
 /// Upstream facts loaded from `generated/*.toml` and `metrics-supplement.toml`.
@@ -137,6 +139,11 @@ impl KnowledgeBase {
     /// Whether there is no entity.
     pub fn is_empty(&self) -> bool {
         self.entities.is_empty()
+    }
+
+    /// The coverage topics and where each is written.
+    pub fn topics(&self) -> &[(Topic, Location)] {
+        &self.topics
     }
 
     /// The upstream facts (empty when no generated files were loaded).
@@ -206,6 +213,27 @@ pub fn is_knowledge_file(path: &str) -> bool {
     (name.ends_with(".md") && !name.eq_ignore_ascii_case("README.md"))
         || (path.starts_with("generated/") && name.ends_with(".toml"))
         || path == SUPPLEMENT
+        || path == TOPICS
+}
+
+/// Path of the topic map: each coverage topic with the entities that cover it.
+pub const TOPICS: &str = "topics.toml";
+
+/// One topic of the coverage map.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Serialize)]
+pub struct Topic {
+    /// The coverage section it belongs to.
+    pub area: String,
+    /// The topic's text.
+    pub topic: String,
+    /// Ids of the entities that cover it.
+    pub entities: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct TopicFile {
+    #[serde(default)]
+    topic: Vec<Topic>,
 }
 
 /// Path of the metrics supplement: metrics used by curated entities that the imported lists
@@ -221,6 +249,10 @@ pub fn load_sources(files: impl IntoIterator<Item = SourceFile>) -> (KnowledgeBa
     let mut diags = Vec::new();
     let mut generated_metrics: Vec<(Entity, String)> = Vec::new();
     for file in files {
+        if file.path.ends_with(TOPICS) {
+            load_topics(&file, &mut kb, &mut diags);
+            continue;
+        }
         if file.path.ends_with(".toml") {
             load_generated(&file, &mut kb, &mut generated_metrics, &mut diags);
             continue;
@@ -250,6 +282,7 @@ pub fn load_sources(files: impl IntoIterator<Item = SourceFile>) -> (KnowledgeBa
     }
     let t = std::time::Instant::now();
     validate(&kb, &mut diags);
+    validate_topics(&kb, &mut diags);
     if std::env::var_os("KW_PROF").is_some() { eprintln!("validate {:?}", t.elapsed()); }
     let t = std::time::Instant::now();
     crate::accuracy::check(&kb, &mut diags);
@@ -1133,5 +1166,54 @@ fn load_generated(file: &SourceFile, kb: &mut KnowledgeBase, metrics: &mut Vec<(
         let e = entity(format!("release/{}", r.version), format!("Kubernetes {}", r.version), line, vec![r.source.clone()], Vec::new(), Vec::new(), KindData::Release(r.clone()));
         kb.upstream.releases.push(r);
         push(kb, diags, e);
+    }
+}
+
+fn load_topics(file: &SourceFile, kb: &mut KnowledgeBase, diags: &mut Vec<Diagnostic>) {
+    let parsed: Result<TopicFile, _> = toml::from_str(&file.text);
+    match parsed {
+        Ok(t) => {
+            let mut starts = file.text.lines().enumerate().filter(|(_, l)| l.trim() == "[[topic]]").map(|(i, _)| i + 1);
+            for topic in t.topic {
+                let line = starts.next().unwrap_or(1);
+                kb.topics.push((topic, Location { file: file.path.clone(), line }));
+            }
+        }
+        Err(e) => {
+            let line = e.span().map(|s| 1 + file.text[..s.start.min(file.text.len())].matches('\n').count()).unwrap_or(1);
+            diags.push(Diagnostic {
+                severity: Severity::Error,
+                location: Location { file: file.path.clone(), line },
+                key: None,
+                message: format!("invalid topic map: {}", e.message().trim()),
+            });
+        }
+    }
+}
+
+fn validate_topics(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
+    let mut seen = HashSet::new();
+    for (t, loc) in &kb.topics {
+        if !seen.insert((t.area.as_str(), t.topic.as_str())) {
+            diags.push(Diagnostic { severity: Severity::Error, location: loc.clone(), key: Some("topic".into()), message: "the same topic is listed twice".into() });
+        }
+        if t.entities.is_empty() {
+            diags.push(Diagnostic {
+                severity: Severity::Error,
+                location: loc.clone(),
+                key: Some("entities".into()),
+                message: format!("no entity covers the topic \"{}\"", t.topic.chars().take(80).collect::<String>()),
+            });
+        }
+        for id in &t.entities {
+            if kb.get(id).is_none() {
+                diags.push(Diagnostic {
+                    severity: Severity::Error,
+                    location: loc.clone(),
+                    key: Some("entities".into()),
+                    message: format!("`{id}` does not exist{}", suggest(kb, id)),
+                });
+            }
+        }
     }
 }

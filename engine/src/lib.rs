@@ -143,6 +143,25 @@ pub struct Stats {
     pub causal_links: usize,
     /// Triples in the RDF graph.
     pub triples: usize,
+    /// Breadth measures of the curated knowledge.
+    pub breadth: Breadth,
+}
+
+/// Breadth of the curated knowledge (issue targets are stated per field).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Breadth {
+    /// Curated Field entities that name the loop or component writing them.
+    pub fields_with_writer: usize,
+    /// Curated Metric entities with a bad value, linked from a failure mode or a loop.
+    pub curated_metrics_linked_with_bad_value: usize,
+    /// Failure modes that link a Field or a Metric.
+    pub failure_modes_with_field_or_metric: usize,
+    /// Failure modes with at least one check and one fix.
+    pub failure_modes_with_check_and_fix: usize,
+    /// Coverage topics in the topic map.
+    pub topics: usize,
+    /// Topics with at least one covering entity.
+    pub topics_covered: usize,
 }
 
 /// An explain query that matched nothing.
@@ -316,6 +335,40 @@ impl Engine {
             }
         }
         let causal_links = graph::direct_causes(&self.kb).values().map(|s| s.len()).sum();
+        let fms: Vec<&model::FailureModeData> = self.kb.entities().iter().filter_map(|e| e.failure_mode()).collect();
+        let linked_metrics: std::collections::BTreeSet<&str> = self
+            .kb
+            .entities()
+            .iter()
+            .flat_map(|e| match &e.data {
+                model::KindData::FailureMode(fm) => fm.metrics.iter().map(String::as_str).collect::<Vec<_>>(),
+                model::KindData::Loop { emits, .. } => emits.iter().map(String::as_str).collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let writers: std::collections::BTreeSet<&str> = self
+            .kb
+            .entities()
+            .iter()
+            .flat_map(|e| match &e.data {
+                model::KindData::Loop { writes, .. } => writes.iter().map(String::as_str).collect::<Vec<_>>(),
+                model::KindData::Field { written_by, .. } if !written_by.is_empty() => vec![e.id.as_str()],
+                _ => Vec::new(),
+            })
+            .collect();
+        let breadth = Breadth {
+            fields_with_writer: self.kb.of_kind(Kind::Field).filter(|f| writers.contains(f.id.as_str())).count(),
+            curated_metrics_linked_with_bad_value: self
+                .kb
+                .of_kind(Kind::Metric)
+                .filter(|m| !m.location.file.starts_with("generated/"))
+                .filter(|m| matches!(&m.data, model::KindData::Metric { bad_value: Some(_), .. }) && linked_metrics.contains(m.id.as_str()))
+                .count(),
+            failure_modes_with_field_or_metric: fms.iter().filter(|f| !f.fields.is_empty() || !f.metrics.is_empty()).count(),
+            failure_modes_with_check_and_fix: fms.iter().filter(|f| !f.checks.is_empty() && !f.fixes.is_empty()).count(),
+            topics: self.kb.topics().len(),
+            topics_covered: self.kb.topics().iter().filter(|(t, _)| t.entities.iter().any(|id| self.kb.get(id).is_some())).count(),
+        };
         Stats {
             entities: self.kb.len(),
             by_kind,
@@ -323,6 +376,7 @@ impl Engine {
             symptom_templates: templates,
             causal_links,
             triples: self.graph().len(),
+            breadth,
         }
     }
 }
