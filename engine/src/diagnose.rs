@@ -88,6 +88,9 @@ pub struct Evidence {
     pub value: String,
     /// Score contributed (before propagation).
     pub score: f64,
+    /// Byte range of a template match in the normalised input (for overlap checks).
+    #[serde(skip)]
+    pub span: Option<(usize, usize)>,
 }
 
 /// A check as shown in an answer.
@@ -363,6 +366,7 @@ fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals) -> BTreeMap<Str
                 matched: if tm.full { "template" } else { "partial-template" }.into(),
                 value: tm.text.clone(),
                 score,
+                span: Some(tm.span),
             });
         }
         if let Some(r) = &d.reason {
@@ -375,7 +379,7 @@ fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals) -> BTreeMap<Str
                 } else {
                     ("event-reason", 1.2)
                 };
-                offer(Evidence { symptom: s.id.clone(), matched: matched.into(), value: r.clone(), score: base * w / df.sqrt() });
+                offer(Evidence { symptom: s.id.clone(), matched: matched.into(), value: r.clone(), score: base * w / df.sqrt(), span: None });
             }
         }
         if let Some(c) = d.code {
@@ -386,12 +390,12 @@ fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals) -> BTreeMap<Str
             };
             if seen {
                 let df = *m.code_df.get(&(d.signal, c)).unwrap_or(&1) as f64;
-                offer(Evidence { symptom: s.id.clone(), matched: d.signal.as_str().into(), value: c.to_string(), score: 1.5 * w / df.sqrt() });
+                offer(Evidence { symptom: s.id.clone(), matched: d.signal.as_str().into(), value: c.to_string(), score: 1.5 * w / df.sqrt(), span: None });
             }
         }
         if d.signal == SignalKind::Metric {
             if let Some(name) = sig.metrics.iter().find(|n| d.text.as_deref().is_some_and(|t| t.contains(n.as_str())) || s.title.contains(n.as_str())) {
-                offer(Evidence { symptom: s.id.clone(), matched: "metric".into(), value: name.clone(), score: 1.5 * w });
+                offer(Evidence { symptom: s.id.clone(), matched: "metric".into(), value: name.clone(), score: 1.5 * w, span: None });
             }
         }
         if let Some(ev) = best {
@@ -407,7 +411,16 @@ fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals) -> BTreeMap<Str
         evs.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.symptom.cmp(&b.symptom)));
         let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
         let templated: BTreeSet<String> = evs.iter().filter(|e| e.matched.ends_with("template")).map(|e| e.symptom.clone()).collect();
+        // Two templates of one failure mode matching overlapping text are one piece of evidence.
+        let mut taken: Vec<(usize, usize)> = Vec::new();
         evs.retain(|e| {
+            if let Some((a, b)) = e.span {
+                if taken.iter().any(|&(x, y)| a < y && x < b) {
+                    return false;
+                }
+                taken.push((a, b));
+                return true;
+            }
             if e.matched.ends_with("template") {
                 return true;
             }
@@ -485,7 +498,7 @@ pub fn diagnose(
         if best > 0.0 {
             let entry = direct.entry(fm.clone()).or_insert((0.0, Vec::new()));
             entry.0 += best;
-            entry.1.push(Evidence { symptom: fm.clone(), matched: "alias".into(), value: which, score: best });
+            entry.1.push(Evidence { symptom: fm.clone(), matched: "alias".into(), value: which, score: best, span: None });
         }
     }
     // BM25 relevance, normalised to the best hit (at most 1.0 per candidate).

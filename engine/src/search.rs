@@ -164,6 +164,20 @@ impl SearchIndex {
                             extra.push('\n');
                         }
                     }
+                    // What to look for and what to do carry the words people use when they
+                    // describe what they already tried or saw.
+                    for c in fm.checks.iter().chain(&fm.fixes) {
+                        if let Some(ce) = kb.get(c) {
+                            extra.push_str(&ce.title);
+                            extra.push('\n');
+                            match &ce.data {
+                                KindData::Check { look_for, .. } => extra.push_str(look_for),
+                                KindData::Fix { action, .. } => extra.push_str(action),
+                                _ => {}
+                            }
+                            extra.push('\n');
+                        }
+                    }
                 }
                 KindData::Symptom(s) => {
                     sym.push_str(s.text.as_deref().unwrap_or(""));
@@ -203,7 +217,11 @@ impl SearchIndex {
             reader,
             id,
             kind,
-            fields: vec![(title, 3.0), (aliases, 2.5), (symptoms, 2.0), (body, 1.0)],
+            fields: {
+                let b: Vec<f32> = std::env::var("KW_BOOSTS").ok().map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect()).unwrap_or_default();
+                let g = |i: usize, d: f32| b.get(i).copied().unwrap_or(d);
+                vec![(title, g(0, 1.5)), (aliases, g(1, 1.5)), (symptoms, g(2, 1.0)), (body, g(3, 1.5))]
+            },
         })
     }
 

@@ -114,6 +114,9 @@ pub struct TemplateMatch {
     pub full: bool,
     /// Share of the template's literal text that matched, in (0, 1].
     pub coverage: f64,
+    /// Byte range of the match in the normalised input.
+    #[serde(skip)]
+    pub span: (usize, usize),
 }
 
 impl Template {
@@ -165,6 +168,7 @@ impl Template {
                 text: m.as_str().chars().take(200).collect(),
                 full: true,
                 coverage: 1.0,
+                span: (m.start(), m.end()),
             });
         }
         // Only when the longest part is most of the template: a generic frame ("nodes are available:")
@@ -174,11 +178,13 @@ impl Template {
             && (self.longest.len() >= 30 || self.longest.len() * 10 >= self.literal_len * 6)
             && normalized.contains(&self.longest)
         {
+            let start = normalized.find(&self.longest).unwrap_or(0);
             return Some(TemplateMatch {
                 symptom: self.symptom_id.clone(),
                 text: self.longest.chars().take(200).collect(),
                 full: false,
                 coverage: self.longest.len() as f64 / self.literal_len.max(1) as f64,
+                span: (start, start + self.longest.len()),
             });
         }
         None
