@@ -338,7 +338,42 @@ fn eref(kb: &KnowledgeBase, id: &str) -> EntityRef {
 }
 
 /// Scores every failure mode for the signals; returns direct scores and evidence.
-fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals) -> BTreeMap<String, (f64, Vec<Evidence>)> {
+/// For a match inside a scheduler message "0/N nodes are available: 3 reason, 2 reason.", the
+/// weight of that reason: its node count against the largest count in the message (0.5 to 1),
+/// halved for the control-plane taint, which the scheduler meets on every cluster by design and
+/// which is the cause only when no other reason is given. `None` outside such a message.
+pub fn scheduler_reason_factor(normalized: &str, span: (usize, usize)) -> Option<f64> {
+    static COUNT: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let count_re = COUNT.get_or_init(|| regex::Regex::new(r"(?:available: |, )(\d+) ").expect("static regex is valid"));
+    let head = normalized.get(..span.0)?;
+    let start = head.rfind("nodes are available: ")?;
+    // The reason list ends at "preemption:" or at the end of the sentence (". " after the last reason).
+    let rest = normalized.get(span.0..)?;
+    let msg_end = span.0 + rest.find("preemption:").or_else(|| rest.find(". ")).unwrap_or(rest.len());
+    if msg_end < span.1 {
+        return None; // the match spans the whole message: it is not one reason of it
+    }
+    let message = normalized.get(start..msg_end)?;
+    let counts: Vec<(usize, f64)> = count_re
+        .captures_iter(message)
+        .filter_map(|c| Some((start + c.get(1)?.start(), c[1].parse::<f64>().ok()?)))
+        .collect();
+    if counts.len() < 2 {
+        return None;
+    }
+    let max = counts.iter().map(|c| c.1).fold(0.0, f64::max).max(1.0);
+    let mine = counts.iter().rev().find(|(pos, _)| *pos < span.0).map(|c| c.1)?;
+    let tail = normalized.get(span.1..msg_end).unwrap_or("");
+    let reason_end = span.1 + tail.find([',', '.']).unwrap_or(tail.len());
+    let reason_text = normalized.get(span.0..reason_end).unwrap_or("");
+    let mut f = 0.5 + 0.5 * mine / max;
+    if reason_text.contains("taint") && (reason_text.contains("node-role.kubernetes.io/control-plane") || reason_text.contains("node-role.kubernetes.io/master")) {
+        f *= 0.5;
+    }
+    Some(f)
+}
+
+fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals, normalized: &str) -> BTreeMap<String, (f64, Vec<Evidence>)> {
     let mut per_fm: BTreeMap<String, (f64, Vec<Evidence>)> = BTreeMap::new();
     let by_symptom: HashMap<&str, &TemplateMatch> = sig.templates.iter().map(|t| (t.symptom.as_str(), t)).collect();
     let lens: HashMap<&str, usize> = m.templates.iter().map(|t| (t.symptom_id.as_str(), t.literal_len())).collect();
@@ -357,7 +392,8 @@ fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals) -> BTreeMap<Str
             let df = *m.template_df.get(&signals::normalize(t)).unwrap_or(&1) as f64;
             let spec = 0.5 + 0.5 * (lens.get(s.id.as_str()).copied().unwrap_or(0) as f64 / 40.0).min(1.0);
             let base = if tm.full { 3.0 * spec } else { 1.8 * tm.coverage };
-            let mut score = base * w / df.sqrt();
+            let share = scheduler_reason_factor(normalized, tm.span).unwrap_or(1.0);
+            let mut score = base * w * share / df.sqrt();
             if d.reason.as_deref().is_some_and(|r| reasons.contains(r)) {
                 score += 0.3 * w;
             }
@@ -476,7 +512,7 @@ pub fn diagnose(
     };
 
     // Step 3: score. Exact signals first.
-    let mut direct = score_signals(kb, m, &sig);
+    let mut direct = score_signals(kb, m, &sig, &normalized);
     let structured: BTreeMap<String, f64> = direct.iter().map(|(k, v)| (k.clone(), v.0)).collect();
     // Aliases people use, found verbatim in the input.
     for (fm, names) in &m.aliases {
