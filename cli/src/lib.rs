@@ -482,7 +482,13 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
                 _ => {
                     let mut s = String::new();
                     for d in &diags {
-                        s.push_str(&format!("{}/{d}\n", if dir.is_some() { label.trim_end_matches('/') } else { "knowledge" }));
+                        // Built-in files are relative to knowledge/; files of --knowledge DIR carry their own prefix.
+                        let prefix = match &dir {
+                            Some(_) => format!("{}/", label.trim_end_matches('/')),
+                            None if d.location.file.starts_with('/') || kdir.as_ref().is_some_and(|k| d.location.file.starts_with(&k.display().to_string())) => String::new(),
+                            None => "knowledge/".to_string(),
+                        };
+                        s.push_str(&format!("{prefix}{d}\n"));
                     }
                     s.push_str(&format!(
                         "{label}: {n_files} files, {} entities, {errors} error(s), {warnings} warning(s)\n",

@@ -68,10 +68,13 @@ pub fn check(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
     let latest = up.latest_release();
     let kep_title = re(&KEP_TITLE, r#"\bKEP[- ]?(\d{1,5})\s*(?:\(\s*"?([A-Z][^()"\n0-9]{3,120}?)"?\s*\)|:?\s*"([^"\n]{4,120})")"#);
     let kep_num = re(&KEP_NUM, r"\bKEP[- ]?(\d{1,5})\b");
+    // A stage and version stated within the same clause after a gate's name.
     let gate_stage = re(
         &GATE_STAGE,
-        r"(?i)\b([A-Z][A-Za-z0-9]{3,})`?\)?(?:\s+(?:feature\s+gate|gate))?[^.\n;]{0,40}?\b(alpha|beta|GA|stable|generally available)\b[^.\n;]{0,25}?\b(?:in|since|from|as of|with)\s+(?:Kubernetes\s+|v)?1\.(\d{1,2})\b",
+        r"^[^.\n;]{0,50}?\b(?i:(alpha|beta|GA|stable|generally available))\b[^.\n;]{0,25}?\b(?i:in|since|from|as of|with)\s+(?i:Kubernetes\s+|v)?1\.(\d{1,2})\b",
     );
+    static CAMEL: OnceLock<Regex> = OnceLock::new();
+    let camel = re(&CAMEL, r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b");
     let backtick = re(&BACKTICK, r"`([a-z][a-z0-9_]{6,})`");
     for e in kb.entities() {
         if e.location.file.starts_with("generated/") || e.location.file.ends_with(crate::knowledge::SUPPLEMENT) {
@@ -93,7 +96,7 @@ pub fn check(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
                         let close = up.gates.keys().min_by_key(|n| crate::knowledge::strsim_distance(n, g)).cloned().unwrap_or_default();
                         diags.push(err(kb, e, "feature_gates", format!("`{g}` is not a known feature gate (closest: `{close}`)")));
                     }
-                    Some(gate) if e.feature_gates.len() == 1 && gate.in_feature_list => {
+                    Some(gate) if e.feature_gates.len() == 1 && !gate.step.is_empty() => {
                         if let Some(since) = e.applies.since {
                             let steps: Vec<String> = gate.step.iter().map(|s| s.version.clone()).collect();
                             if !steps.iter().any(|v| Version::parse(v).is_ok_and(|v| v == since)) && gate.step.iter().all(|s| s.version != "1.0") {
@@ -177,20 +180,22 @@ pub fn check(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
             }
             // Gate stage and version statements.
             if !up.gates.is_empty() {
-                for c in gate_stage.captures_iter(&text) {
-                    let Some(gate) = up.gates.get(&c[1]) else { continue };
-                    if !gate.in_feature_list {
+                for w in camel.find_iter(&text) {
+                    let Some(gate) = up.gates.get(w.as_str()) else { continue };
+                    // Gates known only from KEP milestones are checked against those milestones.
+                    if gate.step.is_empty() {
                         continue;
                     }
-                    let stage = normalize_stage(&c[2]);
-                    let Ok(minor) = c[3].parse::<u16>() else { continue };
+                    let Some(c) = gate_stage.captures(&text[w.end()..]) else { continue };
+                    let stage = normalize_stage(&c[1]);
+                    let Ok(minor) = c[2].parse::<u16>() else { continue };
                     let stated = Version { major: 1, minor };
                     let holds = gate.step.iter().any(|s| normalize_stage(&s.stage) == stage && Version::parse(&s.version).is_ok_and(|v| v == stated))
                         // A gate listed from 1.0 has no recorded history before the list began.
                         || gate.step.first().is_some_and(|s| s.version == "1.0" && normalize_stage(&s.stage) == stage);
                     if !holds {
                         let life: Vec<String> = gate.step.iter().map(|s| format!("{} {}", s.stage, s.version)).collect();
-                        diags.push(err(kb, e, key, format!("the {key} says {} is {} in {stated}, but its lifecycle is {}", gate.name, &c[2], life.join(", "))));
+                        diags.push(err(kb, e, key, format!("the {key} says {} is {} in {stated}, but its lifecycle is {}", gate.name, &c[1], life.join(", "))));
                     }
                 }
             }
@@ -198,7 +203,10 @@ pub fn check(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
             if !up.metrics.is_empty() && e.kind != Kind::Symptom {
                 for c in backtick.captures_iter(&text) {
                     let name = &c[1];
-                    let looks_like_metric = METRIC_PREFIXES.iter().any(|p| name.starts_with(p)) && METRIC_SUFFIXES.iter().any(|s| name.ends_with(s));
+                    // A snake_case name with a metric prefix and a metric suffix, or with three or
+                    // more parts, in backticks is a metric name (flags use dashes, fields camelCase).
+                    let looks_like_metric = METRIC_PREFIXES.iter().any(|p| name.starts_with(p))
+                        && (METRIC_SUFFIXES.iter().any(|s| name.ends_with(s)) || name.split('_').count() >= 4);
                     let base = ["_bucket", "_sum", "_count"].iter().find_map(|s| name.strip_suffix(s)).unwrap_or(name);
                     if looks_like_metric && !up.metrics.contains_key(name) && !up.metrics.contains_key(base) {
                         diags.push(err(kb, e, key, format!("`{name}` (in the {key}) is not a known metric; if it is real, add it to {} with its source", crate::knowledge::SUPPLEMENT)));

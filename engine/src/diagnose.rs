@@ -257,6 +257,8 @@ pub struct Matcher {
     causes: BTreeMap<String, BTreeSet<String>>,
     /// failure mode → normalised aliases and title.
     aliases: Vec<(String, Vec<String>)>,
+    /// failure mode → each alias as analyzer tokens (stemmed, stop words out), for word-level matches.
+    alias_tokens: Vec<(String, Vec<(String, Vec<String>)>)>,
 }
 
 impl Matcher {
@@ -264,6 +266,7 @@ impl Matcher {
     pub fn new(kb: &KnowledgeBase) -> Matcher {
         let mut symptom_fms: HashMap<String, Vec<String>> = HashMap::new();
         let mut aliases = Vec::new();
+        let mut alias_tokens = Vec::new();
         for fm in kb.of_kind(Kind::FailureMode) {
             if let Some(d) = fm.failure_mode() {
                 for s in &d.symptoms {
@@ -274,6 +277,13 @@ impl Matcher {
             names.sort();
             names.dedup();
             aliases.push((fm.id.clone(), names));
+            let toks: Vec<(String, Vec<String>)> = fm
+                .aliases
+                .iter()
+                .map(|a| (a.clone(), crate::search::token_sequence(a, 16)))
+                .filter(|(_, t)| t.len() >= 3)
+                .collect();
+            alias_tokens.push((fm.id.clone(), toks));
         }
         let mut templates = Vec::new();
         let mut template_fms: HashMap<String, BTreeSet<String>> = HashMap::new();
@@ -318,6 +328,7 @@ impl Matcher {
             code_df: code_fms.into_iter().map(|(k, v)| (k, v.len().max(1))).collect(),
             causes: crate::graph::direct_causes(kb),
             aliases,
+            alias_tokens,
         }
     }
 
@@ -535,6 +546,36 @@ pub fn diagnose(
             let entry = direct.entry(fm.clone()).or_insert((0.0, Vec::new()));
             entry.0 += best;
             entry.1.push(Evidence { symptom: fm.clone(), matched: "alias".into(), value: which, score: best, span: None });
+        }
+    }
+    // Aliases in other words: every word of an alias (stemmed) within a few words of each other.
+    let seq = crate::search::token_sequence(input, 20_000);
+    let mut positions: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, t) in seq.iter().enumerate() {
+        positions.entry(t.as_str()).or_default().push(i);
+    }
+    for (fm, aliases) in &m.alias_tokens {
+        if direct.get(fm).is_some_and(|(_, evs)| evs.iter().any(|e| e.matched.ends_with("template") || e.matched == "alias")) {
+            continue;
+        }
+        let mut best: Option<(f64, &str)> = None;
+        for (alias, toks) in aliases {
+            let Some(first) = positions.get(toks[0].as_str()) else { continue };
+            let window = 3 * toks.len() + 2;
+            let found = first.iter().any(|&p| {
+                toks[1..].iter().all(|t| positions.get(t.as_str()).is_some_and(|ps| ps.iter().any(|&q| q + window >= p && q <= p + window)))
+            });
+            if found {
+                let s = 0.25 * (toks.len() as f64 / 4.0).min(1.0);
+                if best.is_none_or(|(b, _)| s > b) {
+                    best = Some((s, alias.as_str()));
+                }
+            }
+        }
+        if let Some((s, alias)) = best {
+            let entry = direct.entry(fm.clone()).or_insert((0.0, Vec::new()));
+            entry.0 += s;
+            entry.1.push(Evidence { symptom: fm.clone(), matched: "alias-words".into(), value: alias.to_string(), score: s, span: None });
         }
     }
     // BM25 relevance, normalised to the best hit (at most 1.0 per candidate).

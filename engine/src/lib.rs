@@ -256,7 +256,11 @@ impl Engine {
             Some((e, ResolvedBy::Slug))
         } else if let Some(e) = self.kb.entities().iter().find(|e| e.title.to_lowercase() == lower) {
             Some((e, ResolvedBy::Title))
-        } else if let Some(e) = self.kb.entities().iter().find(|e| e.aliases.iter().any(|a| a.to_lowercase() == lower)) {
+        } else if let Some(e) = {
+            // Several entities may share an alias: prefer the most concrete kind.
+            let rank = |k: Kind| [Kind::Component, Kind::Loop, Kind::FailureMode, Kind::Field, Kind::Metric, Kind::Concept].iter().position(|x| *x == k).unwrap_or(9);
+            self.kb.entities().iter().filter(|e| e.aliases.iter().any(|a| a.to_lowercase() == lower)).min_by_key(|e| rank(e.kind))
+        } {
             Some((e, ResolvedBy::Alias))
         } else if q.split_once('/').is_some_and(|(k, _)| Kind::from_prefix(k).is_some()) {
             // An id that does not exist: suggest, never guess.

@@ -115,6 +115,17 @@ pub fn tokens(text: &str, max: usize) -> Vec<String> {
     out
 }
 
+/// The analyzer's tokens of `text` in order, repeats kept, at most `max`.
+pub fn token_sequence(text: &str, max: usize) -> Vec<String> {
+    let mut a = analyzer();
+    let mut stream = a.token_stream(text);
+    let mut out = Vec::new();
+    while stream.advance() && out.len() < max {
+        out.push(stream.token().text.clone());
+    }
+    out
+}
+
 impl SearchIndex {
     /// Builds the index over every entity of `kb`. Failure modes also index their symptoms'
     /// texts and reasons, and the titles of their loops and components.

@@ -84,3 +84,42 @@ fn check_claims_cli_marks_each_claim() {
     assert_eq!(code, 0);
     assert!(out.contains("no checkable claim"));
 }
+
+#[test]
+fn gold_set_passes_the_ci_gates_and_does_not_regress() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let engine = crate::support::engine();
+    let gold = load_cases(&root.join("evals/cases")).expect("gold cases load");
+    let realworld = load_cases(&root.join("evals/realworld/cases.jsonl")).expect("realworld slice loads");
+    let mut all = gold.clone();
+    all.extend(realworld.iter().cloned());
+    let problems = validate_cases(engine, &all);
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert!(gold.len() >= 300, "the gold set has {} cases", gold.len());
+    let r = run(engine, &gold, &realworld, |_, _| {});
+    let failed = gates(&r);
+    assert!(failed.is_empty(), "CI gates failed: {failed:#?}");
+    let committed: kubewhy_evals::Report =
+        serde_json::from_str(&std::fs::read_to_string(root.join("evals/reports/report.json")).expect("committed report")).expect("report parses");
+    let drops = regressions(&r, &committed);
+    assert!(drops.is_empty(), "scores dropped more than 2 points from the committed report: {drops:#?}");
+}
+
+#[test]
+fn no_gold_input_makes_the_engine_panic_at_any_version() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let engine = crate::support::engine();
+    let gold = load_cases(&root.join("evals/cases")).expect("gold cases load");
+    for (i, c) in gold.iter().enumerate().step_by(7) {
+        let v = ["1.19", "1.24", "1.30", "1.37"][i % 4];
+        let opts = kubewhy_engine::diagnose::DiagnoseOptions { k8s_version: kubewhy_engine::model::Version::parse(v).ok(), top: 3 };
+        // Cut each input at odd places too: pasted text is often truncated mid-line.
+        for cut in [c.input.len(), c.input.len() / 2, c.input.len() / 3] {
+            let mut end = cut;
+            while !c.input.is_char_boundary(end) {
+                end -= 1;
+            }
+            let _ = engine.diagnose(&c.input[..end], opts);
+        }
+    }
+}
