@@ -335,24 +335,27 @@ pub(crate) fn explanation_text(x: &Explanation, engine: &Engine) -> String {
             }
         }
     }
-    // For components, also the failure modes reached through their loops.
-    if e.kind == kubewhy_engine::model::Kind::Component {
-        let via_loops: Vec<String> = x
-            .incoming
-            .iter()
-            .filter(|r| r.property == "partOf" && r.kind == "loop")
-            .flat_map(|r| engine.explain(&r.id).map(|lx| lx.incoming).unwrap_or_default())
-            .filter(|r| r.property == "inLoop")
-            .map(|r| format!("{} ({})", r.title, r.id))
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        if !via_loops.is_empty() {
-            let _ = writeln!(o, "{}", bold("failure modes in its loops:"));
-            for i in via_loops {
-                let _ = writeln!(o, "  • {i}");
-            }
+    // For components: each loop with the fields it writes, its metrics and its failure modes.
+    for l in &x.loops {
+        let _ = writeln!(o, "{} {}", bold("loop"), bold(&format!("{} ({})", l.loop_.title, l.loop_.id)));
+        let list = |v: &[kubewhy_engine::diagnose::EntityRef]| v.iter().map(|r| r.id.split_once('/').map(|(_, s)| s).unwrap_or(&r.id).to_string()).collect::<Vec<_>>().join(", ");
+        if !l.writes.is_empty() {
+            let _ = writeln!(o, "    writes: {}", list(&l.writes));
         }
+        if !l.reads.is_empty() {
+            let _ = writeln!(o, "    reads: {}", list(&l.reads));
+        }
+        if !l.emits.is_empty() {
+            let _ = writeln!(o, "    metrics: {}", list(&l.emits));
+        }
+        for f in &l.failure_modes {
+            let _ = writeln!(o, "    failure mode: {} ({})", f.title, f.id);
+        }
+    }
+    if !x.metrics.is_empty() {
+        let shown: Vec<&str> = x.metrics.iter().take(40).map(|m| m.title.as_str()).collect();
+        let more = x.metrics.len().saturating_sub(shown.len());
+        let _ = writeln!(o, "{} {}{}", bold(&format!("metrics exposed ({}):", x.metrics.len())), shown.join(", "), if more > 0 { format!(" … and {more} more (kubewhy explain -o json)") } else { String::new() });
     }
     if !e.references.is_empty() {
         let _ = writeln!(o, "{}", bold("references:"));

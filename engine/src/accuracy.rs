@@ -27,7 +27,7 @@ fn re(cell: &'static OnceLock<Regex>, p: &str) -> &'static Regex {
 /// Metric-name prefixes of the imported sources: a backticked name with one of these that is not
 /// a known metric is reported.
 const METRIC_PREFIXES: &[&str] = &[
-    "apiserver_", "etcd_", "kubelet_", "scheduler_", "coredns_", "kube_", "workqueue_", "rest_client_", "kubeproxy_",
+    "apiserver_", "etcd_", "kubelet_", "scheduler_", "coredns_", "kube_", "workqueue_", "rest_client_", "kubeproxy_", "container_",
     "aggregator_", "prober_", "node_collector_", "endpoint_slice_", "storage_operation_", "volume_operation_",
 ];
 const METRIC_SUFFIXES: &[&str] = &["_total", "_seconds", "_bytes", "_count", "_sum", "_bucket", "_ratio", "_info", "_depth", "_pods"];

@@ -115,6 +115,22 @@ pub struct RelatedEntity {
     pub title: String,
 }
 
+/// One loop of a component, with what it writes and emits and the failure modes in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LoopDetail {
+    /// The loop.
+    #[serde(rename = "loop")]
+    pub loop_: diagnose::EntityRef,
+    /// Fields it writes.
+    pub writes: Vec<diagnose::EntityRef>,
+    /// Fields it reads.
+    pub reads: Vec<diagnose::EntityRef>,
+    /// Metrics it emits.
+    pub emits: Vec<diagnose::EntityRef>,
+    /// Failure modes that happen in it.
+    pub failure_modes: Vec<diagnose::EntityRef>,
+}
+
 /// An entity with its relations both ways.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explanation {
@@ -126,6 +142,11 @@ pub struct Explanation {
     pub outgoing: Vec<RelatedEntity>,
     /// Relations to this entity.
     pub incoming: Vec<RelatedEntity>,
+    /// For a component: its loops (and those of its parts), each with the fields it writes and
+    /// reads, the metrics it emits and the failure modes in it. Empty for other kinds.
+    pub loops: Vec<LoopDetail>,
+    /// For a component: the metrics it exposes. Empty for other kinds.
+    pub metrics: Vec<diagnose::EntityRef>,
 }
 
 /// Counts describing the loaded knowledge.
@@ -292,7 +313,64 @@ impl Engine {
                 })
                 .collect()
         };
-        Ok(Explanation { resolved_by, entity: entity.clone(), outgoing: describe(out), incoming: describe(inc) })
+        let (loops, metrics) = if entity.kind == Kind::Component { self.component_detail(&entity.id) } else { (Vec::new(), Vec::new()) };
+        Ok(Explanation { resolved_by, entity: entity.clone(), outgoing: describe(out), incoming: describe(inc), loops, metrics })
+    }
+
+    fn eref(&self, id: &str) -> diagnose::EntityRef {
+        let e = self.kb.get(id);
+        diagnose::EntityRef {
+            id: id.to_string(),
+            kind: e.map(|e| e.kind.prefix().to_string()).unwrap_or_default(),
+            title: e.map(|e| e.title.clone()).unwrap_or_else(|| id.to_string()),
+        }
+    }
+
+    /// Loops of a component and of its parts (controllers of kube-controller-manager), and the metrics it exposes.
+    fn component_detail(&self, id: &str) -> (Vec<LoopDetail>, Vec<diagnose::EntityRef>) {
+        use model::KindData;
+        let mut owners = vec![id.to_string()];
+        owners.extend(
+            self.kb
+                .of_kind(Kind::Component)
+                .filter(|c| matches!(&c.data, KindData::Component { part_of: Some(p), .. } if p == id))
+                .map(|c| c.id.clone()),
+        );
+        let mut loops = Vec::new();
+        for l in self.kb.of_kind(Kind::Loop) {
+            let KindData::Loop { part_of, reads, writes, emits } = &l.data else { continue };
+            if !owners.contains(part_of) {
+                continue;
+            }
+            let mut writes: Vec<String> = writes.clone();
+            for f in self.kb.of_kind(Kind::Field) {
+                if let KindData::Field { written_by, .. } = &f.data {
+                    if written_by.contains(&l.id) && !writes.contains(&f.id) {
+                        writes.push(f.id.clone());
+                    }
+                }
+            }
+            let failure_modes = self
+                .kb
+                .of_kind(Kind::FailureMode)
+                .filter(|f| f.failure_mode().is_some_and(|d| d.loops.contains(&l.id)))
+                .map(|f| self.eref(&f.id))
+                .collect();
+            loops.push(LoopDetail {
+                loop_: self.eref(&l.id),
+                writes: writes.iter().map(|w| self.eref(w)).collect(),
+                reads: reads.iter().map(|w| self.eref(w)).collect(),
+                emits: emits.iter().map(|w| self.eref(w)).collect(),
+                failure_modes,
+            });
+        }
+        let metrics = self
+            .kb
+            .of_kind(Kind::Metric)
+            .filter(|m| matches!(&m.data, KindData::Metric { component, .. } if owners.contains(component)))
+            .map(|m| self.eref(&m.id))
+            .collect();
+        (loops, metrics)
     }
 
     /// A feature gate's lifecycle and its state at `version` (see [`lookup::gate`]).

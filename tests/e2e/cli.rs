@@ -55,7 +55,15 @@ fn explain_component_shows_loops_and_failure_modes() {
     assert_eq!(code, 0);
     assert!(out.contains("component/kubelet"));
     assert!(out.contains("loop/pleg"), "{out}");
-    assert!(out.contains("failure modes in its loops:"));
+    assert!(out.contains("loop PLEG") || out.contains("(loop/pleg)"), "{out}");
+    assert!(out.contains("failure mode: "), "{out}");
+    assert!(out.contains("metrics exposed"), "{out}");
+    let (_, out, _) = kubewhy(&["explain", "kubelet", "-o", "json"], "");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let loops = v["loops"].as_array().expect("loops");
+    assert!(loops.iter().any(|l| l["loop"]["id"] == "loop/kubelet-node-status" && l["writes"].as_array().is_some_and(|w| w.iter().any(|f| f["id"] == "field/Node.status.conditions"))), "{loops:?}");
+    assert!(loops.iter().any(|l| !l["emits"].as_array().expect("emits").is_empty()));
+    assert!(loops.iter().any(|l| l["failure_modes"].as_array().is_some_and(|f| f.iter().any(|x| x["id"] == "failure-mode/pleg-not-healthy"))));
     let (code, out, _) = kubewhy(&["explain", "watch cache", "-o", "json"], "");
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
