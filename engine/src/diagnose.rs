@@ -63,6 +63,19 @@ pub struct EntityRef {
     pub title: String,
 }
 
+impl EntityRef {
+    /// The reference for `id`: its kind and title from `kb`, or (for an id not in the knowledge,
+    /// such as a KEP that was not imported) the id's prefix as kind and the id as title.
+    pub fn of(kb: &KnowledgeBase, id: &str) -> EntityRef {
+        let e = kb.get(id);
+        EntityRef {
+            id: id.to_string(),
+            kind: e.map(|e| e.kind.prefix().to_string()).unwrap_or_else(|| id.split('/').next().unwrap_or("").to_string()),
+            title: e.map(|e| e.title.clone()).unwrap_or_else(|| id.to_string()),
+        }
+    }
+}
+
 /// One step of a mechanism chain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ChainStep {
@@ -340,12 +353,7 @@ impl Matcher {
 }
 
 fn eref(kb: &KnowledgeBase, id: &str) -> EntityRef {
-    let e = kb.get(id);
-    EntityRef {
-        id: id.to_string(),
-        kind: e.map(|e| e.kind.prefix().to_string()).unwrap_or_else(|| id.split('/').next().unwrap_or("").to_string()),
-        title: e.map(|e| e.title.clone()).unwrap_or_else(|| id.to_string()),
-    }
+    EntityRef::of(kb, id)
 }
 
 /// Scores every failure mode for the signals; returns direct scores and evidence.

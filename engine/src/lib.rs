@@ -318,12 +318,7 @@ impl Engine {
     }
 
     fn eref(&self, id: &str) -> diagnose::EntityRef {
-        let e = self.kb.get(id);
-        diagnose::EntityRef {
-            id: id.to_string(),
-            kind: e.map(|e| e.kind.prefix().to_string()).unwrap_or_default(),
-            title: e.map(|e| e.title.clone()).unwrap_or_else(|| id.to_string()),
-        }
+        diagnose::EntityRef::of(&self.kb, id)
     }
 
     /// Loops of a component and of its parts (controllers of kube-controller-manager), and the metrics it exposes.

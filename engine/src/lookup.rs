@@ -65,12 +65,7 @@ pub struct MetricAnswer {
 }
 
 fn eref(kb: &KnowledgeBase, id: &str) -> EntityRef {
-    let e = kb.get(id);
-    EntityRef {
-        id: id.to_string(),
-        kind: e.map(|e| e.kind.prefix().to_string()).unwrap_or_default(),
-        title: e.map(|e| e.title.clone()).unwrap_or_else(|| id.to_string()),
-    }
+    EntityRef::of(kb, id)
 }
 
 fn closest<'a>(query: &str, names: impl Iterator<Item = &'a str>, n: usize) -> Vec<String> {
