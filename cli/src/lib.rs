@@ -413,7 +413,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             let text = match output {
                 Output::Json => serde_json::to_string_pretty(&x)? + "\n",
                 Output::Markdown => render::explanation_markdown(&x, &engine),
-                Output::Text => render::explanation_text(&x, &engine),
+                Output::Text => render::explanation_text(&x),
             };
             write_out(io, &text, color && output == Output::Text)?;
             Ok(EXIT_OK)

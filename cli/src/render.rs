@@ -317,7 +317,7 @@ fn grouped(x: &Explanation, incoming: bool) -> Vec<(String, Vec<String>)> {
 }
 
 /// Renders an explanation for a terminal.
-pub(crate) fn explanation_text(x: &Explanation, engine: &Engine) -> String {
+pub(crate) fn explanation_text(x: &Explanation) -> String {
     let e = &x.entity;
     let mut o = String::new();
     let _ = writeln!(o, "{}  {}  {}", bold(&e.title), dim(&e.id), dim(&format!("[{}]", e.location)));

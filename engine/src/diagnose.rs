@@ -271,8 +271,11 @@ pub struct Matcher {
     /// failure mode → normalised aliases and title.
     aliases: Vec<(String, Vec<String>)>,
     /// failure mode → each alias as analyzer tokens (stemmed, stop words out), for word-level matches.
-    alias_tokens: Vec<(String, Vec<(String, Vec<String>)>)>,
+    alias_tokens: Vec<(String, Vec<AliasTokens>)>,
 }
+
+/// An alias and its analyzer tokens.
+type AliasTokens = (String, Vec<String>);
 
 impl Matcher {
     /// Builds the tables from the knowledge.

@@ -101,10 +101,9 @@ pub fn load_cases(path: &Path) -> Result<Vec<Case>, EvalError> {
 /// Returns one message per problem.
 pub fn validate_cases(engine: &Engine, cases: &[Case]) -> Vec<String> {
     let mut problems = Vec::new();
-    let mut seen = BTreeMap::new();
+    let mut seen = std::collections::BTreeSet::new();
     for c in cases {
-        if let Some(prev) = seen.insert(c.id.clone(), ()) {
-            let _ = prev;
+        if !seen.insert(c.id.clone()) {
             problems.push(format!("{}: duplicate case id", c.id));
         }
         if c.expected.is_empty() {
