@@ -386,7 +386,8 @@ pub fn scheduler_reason_factor(normalized: &str, span: (usize, usize)) -> Option
     let max = counts.iter().map(|c| c.1).fold(0.0, f64::max).max(1.0);
     let mine = counts.iter().rev().find(|(pos, _)| *pos < span.0).map(|c| c.1)?;
     let tail = normalized.get(span.1..msg_end).unwrap_or("");
-    let reason_end = span.1 + tail.find([',', '.']).unwrap_or(tail.len());
+    // Reasons are separated by ", " and the list ends with ". " (a taint's key has dots of its own).
+    let reason_end = span.1 + [tail.find(", "), tail.find(". ")].into_iter().flatten().min().unwrap_or(tail.len());
     let reason_text = normalized.get(span.0..reason_end).unwrap_or("");
     let mut f = 0.5 + 0.5 * mine / max;
     if reason_text.contains("taint") && (reason_text.contains("node-role.kubernetes.io/control-plane") || reason_text.contains("node-role.kubernetes.io/master")) {
