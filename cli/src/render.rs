@@ -68,15 +68,13 @@ fn signals_line(d: &Diagnosis) -> String {
 }
 
 fn chain_line(c: &Candidate) -> String {
-    c.chain
-        .iter()
-        .map(|s| match s.relation.as_str() {
-            "causedBy" => format!("← caused by {}", s.title),
-            _ => s.title.clone(),
-        })
-        .collect::<Vec<_>>()
-        .join(" → ")
-        .replace(" → ← ", " ← ")
+    let path: Vec<&str> = c.chain.iter().filter(|s| s.relation != "causedBy").map(|s| s.title.as_str()).collect();
+    let causes: Vec<&str> = c.chain.iter().filter(|s| s.relation == "causedBy").map(|s| s.title.as_str()).collect();
+    let mut line = path.join(" → ");
+    if !causes.is_empty() {
+        line.push_str(&format!("; upstream causes to rule out: {}", causes.join("; ")));
+    }
+    line
 }
 
 /// Renders a diagnosis for a terminal.

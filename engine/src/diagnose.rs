@@ -635,6 +635,7 @@ pub fn diagnose(
 
     // Step 4: version filter.
     let mut excluded = Vec::new();
+    let all_scores: BTreeMap<String, f64> = scores.clone();
     let mut ranked: Vec<(String, f64)> = Vec::new();
     for (fm, s) in scores {
         let Some(e) = kb.get(&fm) else { continue };
@@ -683,7 +684,7 @@ pub fn diagnose(
         if !has_structured {
             confidence *= 0.6;
         }
-        candidates.push(candidate(kb, m, e, i + 1, (confidence * 1000.0).round() / 1000.0, *s, evidence, version));
+        candidates.push(candidate(kb, m, e, i + 1, (confidence * 1000.0).round() / 1000.0, *s, evidence, version, &all_scores));
     }
     let distinguishing_checks = mark_distinguishing(&mut candidates);
     let input_echo: String = input.chars().take(ECHO_CHARS).collect();
@@ -710,6 +711,7 @@ fn candidate(
     score: f64,
     mut evidence: Vec<Evidence>,
     version: Option<Version>,
+    scores: &BTreeMap<String, f64>,
 ) -> Candidate {
     let fm = e.failure_mode().cloned().unwrap_or_default();
     evidence.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.symptom.cmp(&b.symptom)));
@@ -737,12 +739,22 @@ fn candidate(
         let relation = if loop_owner.as_deref() == Some(c.id.as_str()) { "partOf" } else { "involves" };
         chain.push(ChainStep { id: c.id.clone(), kind: c.kind.clone(), title: c.title.clone(), relation: relation.into() });
     }
+    // Upstream causes, one then two hops away: the ones the input supports first, at most
+    // three per hop, so the chain stays a readable path rather than a list of every possibility.
     let mut seen = BTreeSet::new();
     let mut frontier: Vec<String> = m.causes.get(&e.id).into_iter().flatten().cloned().collect();
-    for _hop in 0..2 {
+    for hop in 0..2 {
+        frontier.retain(|c| c != &e.id && !seen.contains(c));
+        frontier.sort_by(|a, b| {
+            let sa = scores.get(a).copied().unwrap_or(0.0);
+            let sb = scores.get(b).copied().unwrap_or(0.0);
+            sb.total_cmp(&sa).then_with(|| a.cmp(b))
+        });
+        frontier.dedup();
+        frontier.truncate(if hop == 0 { 3 } else { 2 });
         let mut next = Vec::new();
         for c in frontier {
-            if c != e.id && seen.insert(c.clone()) {
+            if seen.insert(c.clone()) {
                 let r = eref(kb, &c);
                 chain.push(ChainStep { id: r.id, kind: r.kind, title: r.title, relation: "causedBy".into() });
                 next.extend(m.causes.get(&c).into_iter().flatten().cloned());
