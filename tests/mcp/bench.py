@@ -62,7 +62,7 @@ async def main() -> None:
     a = ap.parse_args()
     print(f"binary: {a.bin}; {a.calls} diagnose calls per row, client-side round trip")
 
-    for mode in ["legacy", "2026-07-28"]:
+    for mode in ["legacy", "auto"]:
         async with Client(StdioServerParameters(command=a.bin, args=["mcp"]), mode=mode) as c:
             report(f"stdio  {mode}", await measure(c, a.calls))
 
@@ -78,7 +78,7 @@ async def main() -> None:
             except OSError:
                 time.sleep(0.05)
         url = f"http://127.0.0.1:{port}/mcp"
-        for mode in ["legacy", "2026-07-28"]:
+        for mode in ["legacy", "auto"]:
             async with Client(url, mode=mode) as c:
                 report(f"http   {mode}", await measure(c, a.calls))
         async with Client(StdioServerParameters(command=a.bin, args=["mcp"]), mode="legacy") as c:

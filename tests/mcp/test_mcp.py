@@ -24,7 +24,10 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = os.environ.get("KUBEWHY_BIN", str(ROOT / "target" / "debug" / "kubewhy"))
 ETCD = "etcdserver: mvcc: database space exceeded"
 TOOLS = ["diagnose", "explain", "search", "query_graph", "feature_gate", "kep", "metric", "check_claims"]
-MODES = ["legacy", "2026-07-28"]
+# "legacy": the 2025-11-25 initialize handshake; "auto": server/discover, which negotiates the
+# stateless 2026-07-28 revision with this server.
+MODES = ["legacy", "auto"]
+EXPECTED_VERSION = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 
 pytestmark = pytest.mark.anyio
 
@@ -104,8 +107,9 @@ INVALID = {
 }
 
 
-async def exercise(client: Client) -> None:
+async def exercise(client: Client, mode: str) -> None:
     """The whole surface, on one connected client."""
+    assert client.protocol_version == EXPECTED_VERSION[mode]
     assert client.server_info.name == "kubewhy"
     tools = (await client.list_tools()).tools
     assert [t.name for t in tools] == TOOLS
@@ -155,13 +159,13 @@ async def exercise(client: Client) -> None:
 @pytest.mark.parametrize("mode", MODES)
 async def test_stdio(mode):
     async with Client(stdio_params(), mode=mode) as client:
-        await exercise(client)
+        await exercise(client, mode)
 
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_http(http_url, mode):
     async with Client(http_url, mode=mode) as client:
-        await exercise(client)
+        await exercise(client, mode)
 
 
 @pytest.mark.parametrize("mode", MODES)
