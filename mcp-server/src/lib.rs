@@ -130,25 +130,22 @@ fn check_sizes(args: &JsonObject) -> Result<(), String> {
 
 /// Runs one tool synchronously. `None` for an unknown tool name.
 fn run_tool(engine: &Engine, name: &str, args: JsonObject) -> Option<tools::ToolResult> {
-    let r = (|| -> Option<tools::ToolResult> {
-        if !tool_names().contains(&name) {
-            return None;
-        }
-        if let Err(e) = check_sizes(&args) {
-            return Some(Err(e));
-        }
-        Some(match name {
-            "diagnose" => parse(name, args).and_then(|p| tools::diagnose(engine, p)),
-            "explain" => parse(name, args).and_then(|p| tools::explain(engine, p)),
-            "search" => parse(name, args).and_then(|p| tools::search(engine, p)),
-            "query_graph" => parse(name, args).and_then(|p| tools::query_graph(engine, p)),
-            "feature_gate" => parse(name, args).and_then(|p| tools::feature_gate(engine, p)),
-            "kep" => parse(name, args).and_then(|p| tools::kep(engine, p)),
-            "metric" => parse(name, args).and_then(|p| tools::metric(engine, p)),
-            _ => parse(name, args).and_then(|p| tools::check_claims(engine, p)),
-        })
-    })();
-    r
+    if !tool_names().contains(&name) {
+        return None;
+    }
+    if let Err(e) = check_sizes(&args) {
+        return Some(Err(e));
+    }
+    Some(match name {
+        "diagnose" => parse(name, args).and_then(|p| tools::diagnose(engine, p)),
+        "explain" => parse(name, args).and_then(|p| tools::explain(engine, p)),
+        "search" => parse(name, args).and_then(|p| tools::search(engine, p)),
+        "query_graph" => parse(name, args).and_then(|p| tools::query_graph(engine, p)),
+        "feature_gate" => parse(name, args).and_then(|p| tools::feature_gate(engine, p)),
+        "kep" => parse(name, args).and_then(|p| tools::kep(engine, p)),
+        "metric" => parse(name, args).and_then(|p| tools::metric(engine, p)),
+        _ => parse(name, args).and_then(|p| tools::check_claims(engine, p)),
+    })
 }
 
 fn tool_names() -> [&'static str; 8] {
