@@ -83,6 +83,7 @@ pub(crate) fn diagnose(engine: &Engine, p: wire::DiagnoseParams) -> ToolResult {
 pub(crate) fn diagnosis_output(d: &Diagnosis, detail: Detail) -> wire::DiagnoseOutput {
     let full = detail == Detail::Full;
     let take = |n: usize| if full { usize::MAX } else { n };
+    let short = |t: &str, n: usize| if full { t.to_string() } else { cut(t, n) };
     wire::DiagnoseOutput {
         k8s_version: d.k8s_version.clone(),
         k8s_version_source: d.k8s_version_source.clone(),
@@ -98,27 +99,39 @@ pub(crate) fn diagnosis_output(d: &Diagnosis, detail: Detail) -> wire::DiagnoseO
                 confidence: (c.confidence * 1000.0).round() / 1000.0,
                 component: c.component.as_ref().map(eref),
                 loop_: c.loop_.as_ref().map(eref),
-                chain: c.chain.iter().map(|s| wire::ChainStep { id: s.id.clone(), kind: s.kind.clone(), title: s.title.clone(), relation: s.relation.clone() }).collect(),
+                // Brief: the direct path and at most two upstream causes.
+                chain: c
+                    .chain
+                    .iter()
+                    .filter({
+                        let mut causes = 0;
+                        move |s| {
+                            causes += usize::from(s.relation == "causedBy");
+                            full || s.relation != "causedBy" || causes <= 2
+                        }
+                    })
+                    .map(|s| wire::ChainStep { id: s.id.clone(), kind: s.kind.clone(), title: s.title.clone(), relation: s.relation.clone() })
+                    .collect(),
                 evidence: c
                     .evidence
                     .iter()
-                    .take(take(3))
+                    .take(take(if c.rank == 1 { 3 } else { 2 }))
                     .map(|e| wire::Evidence { symptom: e.symptom.clone(), matched: e.matched.clone(), value: cut(&e.value, if full { 2000 } else { 200 }), score: (e.score * 1000.0).round() / 1000.0 })
                     .collect(),
-                summary: if full { c.summary.clone() } else { cut(&c.summary, 400) },
+                summary: if full { c.summary.clone() } else { cut(&c.summary, if c.rank == 1 { 400 } else { 200 }) },
                 checks: c
                     .checks
                     .iter()
                     .take(take(if c.rank == 1 { 3 } else { 1 }))
-                    .map(|k| wire::Check { id: k.id.clone(), title: k.title.clone(), command: k.command.clone(), look_for: k.look_for.clone(), distinguishes: k.distinguishes.clone() })
+                    .map(|k| wire::Check { id: k.id.clone(), title: k.title.clone(), command: k.command.as_deref().map(|t| short(t, 240)), look_for: short(&k.look_for, 240), distinguishes: k.distinguishes.clone() })
                     .collect(),
                 fixes: c
                     .fixes
                     .iter()
-                    .take(take(if c.rank == 1 { 2 } else { 1 }))
-                    .map(|f| wire::Fix { id: f.id.clone(), title: f.title.clone(), action: f.action.clone(), command: f.command.clone(), risk: f.risk.clone() })
+                    .take(take(if c.rank == 1 { 2 } else { 0 }))
+                    .map(|f| wire::Fix { id: f.id.clone(), title: f.title.clone(), action: short(&f.action, 300), command: f.command.as_deref().map(|t| short(t, 240)), risk: f.risk.clone() })
                     .collect(),
-                references: c.references.iter().take(take(2)).cloned().collect(),
+                references: c.references.iter().take(take(if c.rank == 1 { 2 } else { 0 })).cloned().collect(),
                 applies: c.applies.description.clone(),
                 uri: uri_of(&c.id),
             })
@@ -150,8 +163,17 @@ fn diagnosis_markdown(d: &wire::DiagnoseOutput, detail: Detail) -> String {
         let _ = writeln!(s, "\n### {}. {} — confidence {:.2}{strength}", c.rank, c.title, c.confidence);
         let _ = writeln!(s, "`{}` · area {} · applies {}", c.id, c.area, c.applies);
         if !c.chain.is_empty() && (full || c.rank == 1) {
-            let chain: Vec<String> = c.chain.iter().map(|st| if st.relation == "observed" { format!("“{}”", cut(&st.title, 80)) } else { format!("{} {}", st.relation, st.title) }).collect();
+            let chain: Vec<String> = c
+                .chain
+                .iter()
+                .filter(|st| st.relation != "causedBy")
+                .map(|st| if st.relation == "observed" { format!("“{}”", cut(&st.title, 80)) } else if full { format!("{} {}", st.relation, st.title) } else { format!("{} `{}`", st.relation, st.id) })
+                .collect();
             let _ = writeln!(s, "**Mechanism:** {}", chain.join(" → "));
+            let causes: Vec<String> = c.chain.iter().filter(|st| st.relation == "causedBy").map(|st| if full { format!("{} (`{}`)", st.title, st.id) } else { format!("`{}`", st.id) }).collect();
+            if !causes.is_empty() {
+                let _ = writeln!(s, "**Upstream causes:** {}", causes.join(", "));
+            }
         }
         if !c.evidence.is_empty() {
             let ev: Vec<String> = c.evidence.iter().map(|e| format!("{} `{}`", e.matched, cut(&e.value, 100))).collect();
@@ -160,25 +182,26 @@ fn diagnosis_markdown(d: &wire::DiagnoseOutput, detail: Detail) -> String {
         if !c.summary.is_empty() {
             let _ = writeln!(s, "{}", if full || c.rank == 1 { c.summary.clone() } else { cut(&c.summary, 200) });
         }
+        let n = if full { usize::MAX } else if c.rank == 1 { 200 } else { 140 };
         for k in &c.checks {
             match &k.command {
                 Some(cmd) => {
-                    let _ = writeln!(s, "- Check: `{cmd}` — look for {}", k.look_for);
+                    let _ = writeln!(s, "- Check: `{}` — look for {}", cut(cmd, n), cut(&k.look_for, n));
                 }
                 None => {
-                    let _ = writeln!(s, "- Check: {} — look for {}", k.title, k.look_for);
+                    let _ = writeln!(s, "- Check: {} — look for {}", k.title, cut(&k.look_for, n));
                 }
             }
         }
         for f in &c.fixes {
-            let cmd = f.command.as_ref().map(|c| format!(" (`{c}`)")).unwrap_or_default();
-            let _ = writeln!(s, "- Fix ({} risk): {}{cmd}", f.risk, f.action);
+            let cmd = f.command.as_ref().map(|c| format!(" (`{}`)", cut(c, n))).unwrap_or_default();
+            let _ = writeln!(s, "- Fix ({} risk): {}{cmd}", f.risk, cut(&f.action, n));
         }
         if !c.references.is_empty() {
             let _ = writeln!(s, "- References: {}", c.references.join(", "));
         }
     }
-    if !d.distinguishing_checks.is_empty() {
+    if full && !d.distinguishing_checks.is_empty() {
         s.push_str("\n**Tell them apart:**\n");
         for k in &d.distinguishing_checks {
             let how = k.command.as_ref().map(|c| format!("`{c}`")).unwrap_or_else(|| k.title.clone());
