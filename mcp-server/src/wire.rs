@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Detail {
-    /// The mechanism, evidence, three checks and two fixes per candidate (the default).
+    /// The mechanism, evidence, three checks and two fixes for the top candidate and one check
+    /// for each other (the default; about 1,000 tokens of text).
     #[default]
     Brief,
     /// Every check, fix, reference and piece of evidence, and the full chain.

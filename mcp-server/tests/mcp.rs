@@ -100,6 +100,13 @@ async fn server_info_and_tools() {
     c.cancel().await.ok();
 }
 
+/// The tool definitions as sent on the wire: a schema change shows in review.
+#[test]
+fn tool_schemas_snapshot() {
+    let server = KubewhyServer::new(engine());
+    insta::assert_json_snapshot!("tools", server.tools());
+}
+
 #[tokio::test]
 async fn diagnose_ranks_etcd_nospace_first_and_is_short() {
     let c = client().await;

@@ -218,6 +218,7 @@ async def test_stdio_survives_garbage_and_logs_to_stderr():
     """Invalid JSON on stdin yields no crash; stdout carries only JSON-RPC."""
     p = await asyncio.create_subprocess_exec(BIN, "mcp", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "KUBEWHY_LOG": "debug"})
     init = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
+    p.stdin.write(b"this is not json\n")
     p.stdin.write(init)
     p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
     p.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"diagnose","arguments":{"symptom":"CrashLoopBackOff"}}}\n')
