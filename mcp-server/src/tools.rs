@@ -217,6 +217,9 @@ fn diagnosis_markdown(d: &wire::DiagnoseOutput, detail: Detail) -> String {
     s
 }
 
+/// Relations listed by `explain` each way.
+const MAX_RELATIONS: usize = 40;
+
 /// `explain`.
 pub(crate) fn explain(engine: &Engine, p: wire::ExplainParams) -> ToolResult {
     let q = nonempty("id_or_name", &p.id_or_name)?;
@@ -234,17 +237,25 @@ pub(crate) fn explain(engine: &Engine, p: wire::ExplainParams) -> ToolResult {
         facts: facts(&x.entity),
         body: x.entity.body.clone(),
         references: x.entity.references.clone(),
-        outgoing: related(&x.outgoing),
-        incoming: related(&x.incoming),
+        outgoing: related(&x.outgoing[..x.outgoing.len().min(MAX_RELATIONS)]),
+        outgoing_total: x.outgoing.len(),
+        incoming: related(&x.incoming[..x.incoming.len().min(MAX_RELATIONS)]),
+        incoming_total: x.incoming.len(),
         loops: x
             .loops
             .iter()
-            .map(|l| wire::LoopDetail { loop_: eref(&l.loop_), writes: l.writes.iter().map(eref).collect(), emits: l.emits.iter().map(eref).collect(), failure_modes: l.failure_modes.iter().map(eref).collect() })
+            .map(|l| wire::LoopDetail {
+                loop_: eref(&l.loop_),
+                writes: l.writes.iter().take(10).map(|r| r.id.clone()).collect(),
+                emits: l.emits.iter().take(10).map(|r| r.id.clone()).collect(),
+                failure_modes: l.failure_modes.iter().take(10).map(|r| r.id.clone()).collect(),
+            })
             .collect(),
-        metrics: x.metrics.iter().map(eref).collect(),
+        metrics: x.metrics.iter().take(30).map(eref).collect(),
+        metrics_total: x.metrics.len(),
         uri: uri_of(&x.entity.id),
     };
-    let md = entity_markdown(&x.entity, &out.outgoing, &out.incoming, Some(&out.loops));
+    let md = entity_markdown(&x.entity, &related(&x.outgoing), &related(&x.incoming), Some(&out.loops));
     answer(&out, md)
 }
 
@@ -297,13 +308,13 @@ pub(crate) fn entity_markdown(e: &Entity, outgoing: &[wire::Related], incoming: 
     }
     if !outgoing.is_empty() || !incoming.is_empty() {
         s.push_str("\n## Relations\n");
-        for r in outgoing.iter().take(60) {
+        for r in outgoing.iter().take(30) {
             let _ = writeln!(s, "- {} → {} (`{}`)", r.property, r.title, r.id);
         }
-        for r in incoming.iter().take(60) {
+        for r in incoming.iter().take(30) {
             let _ = writeln!(s, "- ← {} from {} (`{}`)", r.property, r.title, r.id);
         }
-        let more = outgoing.len().saturating_sub(60) + incoming.len().saturating_sub(60);
+        let more = outgoing.len().saturating_sub(30) + incoming.len().saturating_sub(30);
         if more > 0 {
             let _ = writeln!(s, "- … and {more} more");
         }
@@ -311,7 +322,7 @@ pub(crate) fn entity_markdown(e: &Entity, outgoing: &[wire::Related], incoming: 
     if let Some(loops) = loops.filter(|l| !l.is_empty()) {
         s.push_str("\n## Loops\n");
         for l in loops {
-            let fms: Vec<&str> = l.failure_modes.iter().map(|f| f.id.as_str()).collect();
+            let fms: Vec<&str> = l.failure_modes.iter().take(6).map(String::as_str).collect();
             let _ = writeln!(s, "- {} (`{}`){}", l.loop_.title, l.loop_.id, if fms.is_empty() { String::new() } else { format!(": {}", fms.join(", ")) });
         }
     }
@@ -371,12 +382,12 @@ pub(crate) fn query_graph(engine: &Engine, p: wire::QueryGraphParams) -> ToolRes
             if !variables.is_empty() {
                 let _ = writeln!(md, "| {} |", variables.join(" | "));
                 let _ = writeln!(md, "|{}", "---|".repeat(variables.len()));
-                for row in rows.iter().take(100) {
+                for row in rows.iter().take(50) {
                     let cells: Vec<String> = row.iter().map(|c| c.as_deref().unwrap_or("").replace('|', "\\|")).collect();
                     let _ = writeln!(md, "| {} |", cells.join(" | "));
                 }
-                if rows.len() > 100 {
-                    let _ = writeln!(md, "\n… {} more rows in the structured result", rows.len() - 100);
+                if rows.len() > 50 {
+                    let _ = writeln!(md, "\n… {} more rows in the structured result", rows.len() - 50);
                 }
             }
             wire::QueryGraphOutput { result_type: "solutions".into(), variables, rows, boolean: None, ntriples: None, truncated }

@@ -277,12 +277,12 @@ pub struct LoopDetail {
     /// The loop.
     #[serde(rename = "loop")]
     pub loop_: EntityRef,
-    /// Fields it writes.
-    pub writes: Vec<EntityRef>,
-    /// Metrics it emits.
-    pub emits: Vec<EntityRef>,
-    /// Failure modes in it.
-    pub failure_modes: Vec<EntityRef>,
+    /// Ids of fields it writes (at most 10).
+    pub writes: Vec<String>,
+    /// Ids of metrics it emits (at most 10).
+    pub emits: Vec<String>,
+    /// Ids of failure modes in it (at most 10).
+    pub failure_modes: Vec<String>,
 }
 
 /// The answer of `explain`.
@@ -306,14 +306,20 @@ pub struct ExplainOutput {
     pub body: String,
     /// References.
     pub references: Vec<String>,
-    /// Relations from this entity.
+    /// Relations from this entity (at most 40; `outgoing_total` counts them all).
     pub outgoing: Vec<Related>,
-    /// Relations to this entity.
+    /// Number of relations from this entity.
+    pub outgoing_total: usize,
+    /// Relations to this entity (at most 40; `incoming_total` counts them all).
     pub incoming: Vec<Related>,
-    /// For a component: its loops.
+    /// Number of relations to this entity.
+    pub incoming_total: usize,
+    /// For a component: its loops (each list at most 10 long; read the loop's resource for more).
     pub loops: Vec<LoopDetail>,
-    /// For a component: the metrics it exposes.
+    /// For a component: the metrics it exposes (at most 30).
     pub metrics: Vec<EntityRef>,
+    /// For a component: how many metrics it exposes.
+    pub metrics_total: usize,
     /// Resource URI.
     pub uri: String,
 }
