@@ -221,6 +221,23 @@ pub enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Serve MCP over stdin/stdout (for Claude Code and other MCP clients). Logs go to stderr.
+    Mcp,
+    /// Serve MCP over streamable HTTP at /mcp (loopback only by default).
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8787", value_name = "ADDR")]
+        listen: std::net::SocketAddr,
+        /// A file holding the bearer token clients must send (also: env KUBEWHY_AUTH_TOKEN).
+        #[arg(long, value_name = "FILE")]
+        auth_token_file: Option<PathBuf>,
+        /// Also allow this browser Origin (scheme://host:port; `:*` for any port). Repeatable.
+        #[arg(long = "allow-origin", value_name = "ORIGIN")]
+        allow_origins: Vec<String>,
+        /// Also allow this Host name (needed behind a proxy or when listening on 0.0.0.0). Repeatable.
+        #[arg(long = "allow-host", value_name = "HOST")]
+        allow_hosts: Vec<String>,
+    },
     /// Write the whole graph as RDF.
     Export {
         /// turtle, ntriples, nquads or rdfxml.
@@ -387,6 +404,10 @@ fn engine(cli_knowledge: Option<&std::path::Path>, builtin: bool) -> anyhow::Res
     load_engine_with(cli_knowledge, builtin).map(|(e, _)| e).map_err(|e| fail(EXIT_KNOWLEDGE, format!("{e:#}")))
 }
 
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
+}
+
 fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
     let color = color_enabled(cli.color, io.stdout_is_terminal);
     let kdir = cli.knowledge.clone();
@@ -404,6 +425,32 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
                 Output::Text => render::diagnosis_text(&d),
             };
             write_out(io, &text, color && output == Output::Text)?;
+            Ok(EXIT_OK)
+        }
+        Command::Mcp => {
+            let engine = std::sync::Arc::new(engine(kdir.as_deref(), builtin)?);
+            runtime()?.block_on(kubewhy_mcp::serve_stdio(engine))?;
+            Ok(EXIT_OK)
+        }
+        Command::Serve { listen, auth_token_file, allow_origins, allow_hosts } => {
+            let auth_token = match auth_token_file {
+                Some(f) => {
+                    let t = std::fs::read_to_string(&f).with_context(|| format!("reading the token file {}", f.display()))?;
+                    if t.trim().is_empty() {
+                        return Err(fail(EXIT_USAGE, format!("the token file {} is empty", f.display())));
+                    }
+                    Some(t.trim().to_string())
+                }
+                None => std::env::var("KUBEWHY_AUTH_TOKEN").ok().map(|t| t.trim().to_string()).filter(|t| !t.is_empty()),
+            };
+            let engine = std::sync::Arc::new(engine(kdir.as_deref(), builtin)?);
+            let opts = kubewhy_mcp::http::HttpOptions { listen, auth_token, allowed_origins: allow_origins, allowed_hosts: allow_hosts };
+            let secured = opts.auth_token.is_some();
+            let stderr = &mut *io.stderr;
+            runtime()?.block_on(kubewhy_mcp::http::serve(engine, opts, |addr| {
+                let _ = writeln!(stderr, "kubewhy: MCP over streamable HTTP at http://{addr}/mcp{}", if secured { " (bearer token required)" } else { "" });
+                let _ = stderr.flush();
+            }))?;
             Ok(EXIT_OK)
         }
         Command::Explain { query, output } => {

@@ -18,7 +18,8 @@ fn main() {
     };
     let stdout = std::io::stdout();
     let is_tty = stdout.is_terminal();
-    let mut out = stdout.lock();
+    // Not locked for the whole run: `kubewhy mcp` writes JSON-RPC to stdout from the MCP transport.
+    let mut out = stdout;
     let mut err = std::io::stderr();
     let mut stdin = std::io::stdin();
     let code = kubewhy_cli::run(

@@ -1,1 +1,386 @@
-//! MCP server.
+//! kubewhy's MCP server: the only crate that knows MCP, JSON Schema and HTTP.
+//!
+//! One handler type, [`KubewhyServer`] (a cheap clone over `Arc<Engine>`), serves
+//! - tools: `diagnose`, `explain`, `search`, `query_graph`, `feature_gate`, `kep`, `metric`,
+//!   `check_claims`; each answers with structured content (described by its output schema) and
+//!   a concise Markdown text, and reports bad arguments as a tool result with `isError`;
+//! - resources: every curated entity as `kubewhy://<kind>/<slug>` (Markdown), listed 100 a page in
+//!   id order, and the template `kubewhy://{kind}/{slug}` for any entity;
+//! - prompts `diagnose_symptom`, `explain_component`, `review_answer`, and completions for their
+//!   arguments and the template's.
+//!
+//! It is served over stdio ([`serve_stdio`]) and over streamable HTTP ([`http::serve`]).
+//!
+//! ```no_run
+//! # async fn f(engine: kubewhy_engine::Engine) -> anyhow::Result<()> {
+//! kubewhy_mcp::serve_stdio(std::sync::Arc::new(engine)).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod http;
+mod tools;
+pub mod wire;
+
+pub use tools::{uri_of, QUERY_MAX_ROWS, QUERY_TIMEOUT};
+
+use kubewhy_engine::model::Kind;
+use kubewhy_engine::Engine;
+use rmcp::handler::server::common::{schema_for_input, schema_for_output};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, CompletionInfo, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, Resource,
+    ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde::de::DeserializeOwned;
+use std::sync::Arc;
+
+/// Largest accepted text argument (bytes): 1 MiB.
+pub const MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
+/// Resources per `resources/list` page.
+pub const RESOURCE_PAGE_SIZE: usize = 100;
+/// The resource template every entity matches.
+pub const RESOURCE_TEMPLATE: &str = "kubewhy://{kind}/{slug}";
+
+const INSTRUCTIONS: &str = "kubewhy maps a Kubernetes symptom (an error message, events, `kubectl describe` output, logs or a question) to the mechanism behind it, from a curated knowledge graph of components, control loops, fields, metrics and failure modes. Start with `diagnose`; `explain` an id it returns; use `feature_gate`, `kep` and `metric` for upstream facts and `check_claims` to verify an answer before giving it.";
+
+/// The MCP handler: tools, resources, prompts and completions over one shared [`Engine`].
+/// Cloning is cheap (a few `Arc`s): the HTTP transport clones it per session.
+#[derive(Clone)]
+pub struct KubewhyServer {
+    engine: Arc<Engine>,
+    tools: Arc<Vec<Tool>>,
+    /// Ids of curated entities (not the generated gates, KEPs, releases and metrics), sorted.
+    curated: Arc<Vec<String>>,
+}
+
+impl std::fmt::Debug for KubewhyServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubewhyServer").field("tools", &self.tools.len()).field("resources", &self.curated.len()).finish()
+    }
+}
+
+fn tool<P: schemars::JsonSchema + 'static, O: schemars::JsonSchema + 'static>(name: &'static str, title: &'static str, description: &'static str) -> Tool {
+    let input = schema_for_input::<P>().unwrap_or_else(|e| {
+        tracing::error!(tool = name, error = %e, "input schema is not an object schema");
+        rmcp::handler::server::common::schema_for_empty_input()
+    });
+    let mut t = Tool::new(name, description, input).with_raw_output_schema(schema_for_output::<O>()).with_title(title);
+    t = t.with_annotations(ToolAnnotations::with_title(title).read_only(true).destructive(false).idempotent(true).open_world(false));
+    t
+}
+
+fn tool_list() -> Vec<Tool> {
+    use wire::*;
+    vec![
+        tool::<DiagnoseParams, DiagnoseOutput>(
+            "diagnose",
+            "Diagnose a Kubernetes symptom",
+            "Map a Kubernetes symptom (error message, events, `kubectl describe`, YAML, logs or a question) to ranked failure modes with the mechanism chain (symptom → failure mode → control loop → component), evidence, checks that tell the candidates apart, fixes and references. Give `k8s_version` when known.",
+        ),
+        tool::<ExplainParams, ExplainOutput>(
+            "explain",
+            "Explain an entity",
+            "Explain one entity of the knowledge graph (component, loop, field, metric, failure mode, concept, myth ...) by id, slug, title, alias or words: its facts, relations both ways, and for a component its loops and metrics.",
+        ),
+        tool::<SearchParams, SearchOutput>("search", "Search the knowledge graph", "Full-text search over every entity, optionally of one kind; hits best first with ids to `explain`."),
+        tool::<QueryGraphParams, QueryGraphOutput>(
+            "query_graph",
+            "Query the graph with SPARQL",
+            "Run a read-only SPARQL 1.1 query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the RDF graph; updates are refused; 10 s time limit, 1,000 rows. The ontology is the `kw:` prefix (causedBy, leadsTo, manifestsAs, inLoop, partOf, involves, diagnosedBy, fixedBy, observableVia ...).",
+        ),
+        tool::<FeatureGateParams, FeatureGateOutput>("feature_gate", "Feature gate lifecycle", "A Kubernetes feature gate's lifecycle (stage and default per release), its state at a version, its KEPs and what it gates. Unknown names get the closest known names."),
+        tool::<KepParams, KepOutput>("kep", "Look up a KEP", "A Kubernetes Enhancement Proposal by number or title words: SIG, status, stage, alpha/beta/stable releases and the curated entities citing it."),
+        tool::<MetricParams, MetricOutput>("metric", "Look up a metric", "A Kubernetes, etcd, CoreDNS or kube-state-metrics metric: type, stability, labels, component, what a bad value means and the failure modes it reveals."),
+        tool::<CheckClaimsParams, CheckClaimsOutput>(
+            "check_claims",
+            "Check claims in a text",
+            "Find the checkable claims in a text (feature gates and their stages, KEP numbers and titles, metric names, removal and GA versions) and check each against the graph: supported, contradicted or unknown.",
+        ),
+    ]
+}
+
+fn parse<P: DeserializeOwned>(tool: &str, args: JsonObject) -> Result<P, String> {
+    serde_path_to_error::deserialize(serde_json::Value::Object(args)).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path.is_empty() || path == "." {
+            format!("invalid arguments for `{tool}`: {inner}")
+        } else {
+            format!("invalid arguments for `{tool}`: argument `{path}`: {inner}")
+        }
+    })
+}
+
+/// Refuses any string argument over [`MAX_ARGUMENT_BYTES`], naming it.
+fn check_sizes(args: &JsonObject) -> Result<(), String> {
+    for (k, v) in args {
+        let len = match v {
+            serde_json::Value::String(s) => s.len(),
+            other => other.to_string().len(),
+        };
+        if len > MAX_ARGUMENT_BYTES {
+            return Err(format!("argument `{k}` is {len} bytes; the limit is {MAX_ARGUMENT_BYTES} bytes (1 MiB): send the relevant part (the error lines, the Events table)"));
+        }
+    }
+    Ok(())
+}
+
+/// Runs one tool synchronously. `None` for an unknown tool name.
+fn run_tool(engine: &Engine, name: &str, args: JsonObject) -> Option<tools::ToolResult> {
+    if !tool_names().contains(&name) {
+        return None;
+    }
+    if let Err(e) = check_sizes(&args) {
+        return Some(Err(e));
+    }
+    Some(match name {
+        "diagnose" => parse(name, args).and_then(|p| tools::diagnose(engine, p)),
+        "explain" => parse(name, args).and_then(|p| tools::explain(engine, p)),
+        "search" => parse(name, args).and_then(|p| tools::search(engine, p)),
+        "query_graph" => parse(name, args).and_then(|p| tools::query_graph(engine, p)),
+        "feature_gate" => parse(name, args).and_then(|p| tools::feature_gate(engine, p)),
+        "kep" => parse(name, args).and_then(|p| tools::kep(engine, p)),
+        "metric" => parse(name, args).and_then(|p| tools::metric(engine, p)),
+        _ => parse(name, args).and_then(|p| tools::check_claims(engine, p)),
+    })
+}
+
+fn tool_names() -> [&'static str; 8] {
+    ["diagnose", "explain", "search", "query_graph", "feature_gate", "kep", "metric", "check_claims"]
+}
+
+/// The `kind/slug` id named by a `kubewhy://kind/slug` URI.
+fn id_of_uri(uri: &str) -> Option<&str> {
+    uri.strip_prefix("kubewhy://").filter(|id| id.split_once('/').is_some_and(|(k, s)| Kind::from_prefix(k).is_some() && !s.is_empty()))
+}
+
+impl KubewhyServer {
+    /// A server over `engine`.
+    pub fn new(engine: Arc<Engine>) -> KubewhyServer {
+        let mut curated: Vec<String> = engine.knowledge().entities().iter().filter(|e| !e.location.file.starts_with("generated/")).map(|e| e.id.clone()).collect();
+        curated.sort();
+        KubewhyServer { engine, tools: Arc::new(tool_list()), curated: Arc::new(curated) }
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// Every tool definition, in listing order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// Calls a tool as `tools/call` would, on a blocking thread; a panic becomes an error result.
+    ///
+    /// # Errors
+    /// An invalid-params protocol error for an unknown tool name.
+    pub async fn call(&self, name: &str, arguments: Option<JsonObject>) -> Result<CallToolResult, McpError> {
+        let engine = self.engine.clone();
+        let owned = name.to_string();
+        let args = arguments.unwrap_or_default();
+        let joined = tokio::task::spawn_blocking(move || run_tool(&engine, &owned, args)).await;
+        let result = match joined {
+            Ok(Some(r)) => r,
+            Ok(None) => return Err(McpError::invalid_params(format!("unknown tool `{name}`; tools: {}", tool_names().join(", ")), None)),
+            Err(e) => {
+                tracing::error!(tool = name, error = %e, "tool panicked");
+                Err(format!("internal error in `{name}`; the server keeps running: {e}"))
+            }
+        };
+        Ok(match result {
+            Ok(a) => {
+                let mut r = CallToolResult::structured(a.structured);
+                r.content = vec![ContentBlock::text(a.markdown)];
+                r
+            }
+            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+        })
+    }
+
+    /// One page of curated-entity resources: starting after `cursor` (an offset), in id order.
+    ///
+    /// # Errors
+    /// Invalid params for a cursor this server did not issue.
+    pub fn resource_page(&self, cursor: Option<&str>) -> Result<ListResourcesResult, McpError> {
+        let start = match cursor {
+            None => 0,
+            Some(c) => c.parse::<usize>().ok().filter(|n| *n <= self.curated.len()).ok_or_else(|| McpError::invalid_params(format!("invalid cursor `{c}`"), None))?,
+        };
+        let kb = self.engine.knowledge();
+        let end = (start + RESOURCE_PAGE_SIZE).min(self.curated.len());
+        let resources = self.curated[start..end]
+            .iter()
+            .filter_map(|id| kb.get(id))
+            .map(|e| Resource::new(uri_of(&e.id), e.id.clone()).with_title(e.title.clone()).with_description(e.summary(200)).with_mime_type("text/markdown"))
+            .collect();
+        let mut page = ListResourcesResult::with_all_items(resources);
+        page.next_cursor = (end < self.curated.len()).then(|| end.to_string());
+        Ok(page)
+    }
+
+    /// The Markdown of the entity a `kubewhy://kind/slug` URI names.
+    ///
+    /// # Errors
+    /// Resource-not-found for a URI that names no entity.
+    pub fn read(&self, uri: &str) -> Result<String, McpError> {
+        let id = id_of_uri(uri).ok_or_else(|| McpError::invalid_params(format!("`{uri}` is not a kubewhy resource URI (kubewhy://<kind>/<slug>)"), None))?;
+        let e = self.engine.knowledge().get(id).ok_or_else(|| McpError::resource_not_found(format!("no entity `{id}`"), Some(serde_json::json!({ "uri": uri }))))?;
+        let (out, inc) = self.engine.graph().relations(&e.id);
+        let rel = |v: Vec<kubewhy_engine::graph::Relation>| -> Vec<wire::Related> {
+            v.into_iter()
+                .map(|r| {
+                    let o = self.engine.knowledge().get(&r.id);
+                    wire::Related { property: r.property, kind: o.map(|o| o.kind.prefix().to_string()).unwrap_or_default(), title: o.map(|o| o.title.clone()).unwrap_or_else(|| r.id.clone()), id: r.id }
+                })
+                .collect()
+        };
+        Ok(tools::entity_markdown(e, &rel(out), &rel(inc), None))
+    }
+
+    fn complete_values(&self, req: &CompleteRequestParams) -> Vec<String> {
+        let kb = self.engine.knowledge();
+        let value = req.argument.value.trim().to_lowercase();
+        let arg = req.argument.name.as_str();
+        let matches = |s: &str| s.to_lowercase().starts_with(&value) || (value.len() >= 3 && s.to_lowercase().contains(&value));
+        let ids_of = |kinds: &[Kind]| -> Vec<String> { kb.entities().iter().filter(|e| kinds.contains(&e.kind)).map(|e| e.id.clone()).filter(|id| matches(id) || matches(id.split_once('/').map(|x| x.1).unwrap_or(id))).collect() };
+        let mut values = match (&req.r#ref, arg) {
+            (Reference::Prompt(p), "component") if p.name == "explain_component" => {
+                let mut v = ids_of(&[Kind::Component]);
+                if v.is_empty() || value.contains('/') {
+                    v.extend(ids_of(&[Kind::Loop, Kind::FailureMode, Kind::Concept, Kind::Field, Kind::Metric]));
+                }
+                v
+            }
+            (Reference::Prompt(p), "symptom") if p.name == "diagnose_symptom" => {
+                kb.entities().iter().filter_map(|e| e.symptom().and_then(|s| s.text.clone())).filter(|t| matches(t)).collect()
+            }
+            (Reference::Resource(_), "kind") => Kind::ALL.iter().map(|k| k.prefix().to_string()).filter(|k| matches(k)).collect(),
+            (Reference::Resource(_), "slug") => {
+                let kind = req.context.as_ref().and_then(|c| c.get_argument("kind")).and_then(|k| Kind::from_prefix(k));
+                kb.entities()
+                    .iter()
+                    .filter(|e| kind.is_none_or(|k| e.kind == k))
+                    .map(|e| e.slug().to_string())
+                    .filter(|s| matches(s))
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        values.sort();
+        values.dedup();
+        values
+    }
+
+    fn prompts() -> Vec<Prompt> {
+        vec![
+            Prompt::new("diagnose_symptom", Some("Diagnose a Kubernetes symptom with kubewhy and explain the mechanism"), Some(vec![PromptArgument::new("symptom").with_description("The error message, events, describe output or question").with_required(true)])),
+            Prompt::new("explain_component", Some("Explain a Kubernetes component, its control loops and how they fail"), Some(vec![PromptArgument::new("component").with_description("A component id or name (component/kubelet, kube-scheduler)").with_required(true)])),
+            Prompt::new("review_answer", Some("Review an answer about Kubernetes against kubewhy's graph before giving it"), Some(vec![PromptArgument::new("answer").with_description("The answer text to review").with_required(true)])),
+        ]
+    }
+
+    fn prompt(&self, name: &str, args: &JsonObject) -> Result<GetPromptResult, McpError> {
+        let arg = |n: &str| -> Result<String, McpError> {
+            let v = args.get(n).and_then(|v| v.as_str()).map(str::trim).filter(|v| !v.is_empty()).ok_or_else(|| McpError::invalid_params(format!("prompt `{name}` needs the argument `{n}`"), None))?;
+            if v.len() > MAX_ARGUMENT_BYTES {
+                return Err(McpError::invalid_params(format!("argument `{n}` is over 1 MiB"), None));
+            }
+            Ok(v.to_string())
+        };
+        let (description, text) = match name {
+            "diagnose_symptom" => {
+                let symptom = arg("symptom")?;
+                let context = tools::diagnose(&self.engine, wire::DiagnoseParams { symptom: symptom.clone(), k8s_version: None, top: Some(3), detail: None }).map(|a| a.markdown).unwrap_or_else(|e| e);
+                (
+                    "Diagnose a symptom",
+                    format!("A Kubernetes cluster shows this symptom:\n\n```\n{symptom}\n```\n\nkubewhy's first diagnosis is below. Explain the most likely mechanism (which component and control loop, and why), say which check tells the candidates apart, and give the safest fix. Use the kubewhy tools (`diagnose` with `detail: \"full\"`, `explain`, `query_graph`) for more, and do not state facts the graph does not support.\n\n{context}"),
+                )
+            }
+            "explain_component" => {
+                let component = arg("component")?;
+                let context = tools::explain(&self.engine, wire::ExplainParams { id_or_name: component.clone() }).map(|a| a.markdown).unwrap_or_else(|e| e);
+                ("Explain a component", format!("Explain the Kubernetes component `{component}` to an operator: what it does, its control loops, what they read and write, the metrics to watch and the ways it fails. Ground every statement in kubewhy's graph (below, and the `explain`/`search` tools).\n\n{context}"))
+            }
+            "review_answer" => {
+                let answer = arg("answer")?;
+                let context = tools::check_claims(&self.engine, wire::CheckClaimsParams { text: answer.clone() }).map(|a| a.markdown).unwrap_or_else(|e| e);
+                ("Review an answer", format!("Review this answer about Kubernetes before it is given. Correct every contradicted claim, flag the unknown ones, and check the named mechanism with kubewhy's `diagnose` and `explain` tools.\n\nAnswer:\n\n{answer}\n\nkubewhy's claim check:\n\n{context}"))
+            }
+            other => return Err(McpError::invalid_params(format!("unknown prompt `{other}`; prompts: diagnose_symptom, explain_component, review_answer"), None)),
+        };
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]).with_description(description))
+    }
+}
+
+impl ServerHandler for KubewhyServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_completions().enable_prompts().enable_resources().enable_tools().build())
+            .with_server_info(Implementation::new("kubewhy", env!("CARGO_PKG_VERSION")).with_title("kubewhy").with_description("Kubernetes symptom → mechanism, from a curated knowledge graph"))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, _context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+        self.call(&request.name, request.arguments).await.map(CallToolResponse::from)
+    }
+
+    async fn list_resources(&self, request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
+        self.resource_page(request.as_ref().and_then(|r| r.cursor.as_deref()))
+    }
+
+    async fn list_resource_templates(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![ResourceTemplate::new(RESOURCE_TEMPLATE, "entity")
+            .with_title("kubewhy entity")
+            .with_description("Any entity of the graph by kind and slug, e.g. kubewhy://failure-mode/etcd-nospace-alarm, kubewhy://feature-gate/SidecarContainers, kubewhy://kep/753")
+            .with_mime_type("text/markdown")]))
+    }
+
+    async fn read_resource(&self, request: ReadResourceRequestParams, _context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
+        let this = self.clone();
+        let uri = request.uri.clone();
+        let text = tokio::task::spawn_blocking(move || this.read(&uri)).await.map_err(|e| McpError::internal_error(format!("reading the resource failed: {e}"), None))??;
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri).with_mime_type("text/markdown")]).into())
+    }
+
+    async fn list_prompts(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(Self::prompts()))
+    }
+
+    async fn get_prompt(&self, request: GetPromptRequestParams, _context: RequestContext<RoleServer>) -> Result<GetPromptResponse, McpError> {
+        let this = self.clone();
+        let args = request.arguments.unwrap_or_default();
+        let name = request.name;
+        tokio::task::spawn_blocking(move || this.prompt(&name, &args)).await.map_err(|e| McpError::internal_error(format!("the prompt failed: {e}"), None))?.map(GetPromptResponse::from)
+    }
+
+    async fn complete(&self, request: CompleteRequestParams, _context: RequestContext<RoleServer>) -> Result<CompleteResult, McpError> {
+        let values = self.complete_values(&request);
+        let total = values.len();
+        let shown: Vec<String> = values.into_iter().take(CompletionInfo::MAX_VALUES).collect();
+        let info = CompletionInfo::with_pagination(shown, Some(u32::try_from(total).unwrap_or(u32::MAX)), total > CompletionInfo::MAX_VALUES).map_err(|e| McpError::internal_error(e, None))?;
+        Ok(CompleteResult::new(info))
+    }
+}
+
+/// Serves MCP over stdin/stdout until the client closes the stream. Logs go to stderr (the
+/// caller's subscriber); nothing else is written to stdout.
+///
+/// # Errors
+/// The handshake or the transport failed.
+pub async fn serve_stdio(engine: Arc<Engine>) -> anyhow::Result<()> {
+    let service = KubewhyServer::new(engine).serve(rmcp::transport::stdio()).await?;
+    service.waiting().await?;
+    Ok(())
+}

@@ -1,0 +1,491 @@
+//! Wire types: the tools' parameter structs (deserialised from `arguments`, described by their
+//! JSON Schema) and their structured outputs (serialised into `structuredContent`, described by
+//! each tool's output schema). Engine types are converted into these at the boundary.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// How much a `diagnose` answer says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Detail {
+    /// The mechanism, evidence, three checks and two fixes for the top candidate and one check
+    /// for each other (the default; about 1,000 tokens of text).
+    #[default]
+    Brief,
+    /// Every check, fix, reference and piece of evidence, and the full chain.
+    Full,
+}
+
+/// Parameters of `diagnose`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiagnoseParams {
+    /// The symptom: an error message, event lines, `kubectl describe` output, YAML, log lines or
+    /// a question in words. At most 1 MiB.
+    #[schemars(example = "etcdserver: mvcc: database space exceeded")]
+    #[schemars(example = "0/3 nodes are available: 3 Insufficient cpu.")]
+    pub symptom: String,
+    /// Kubernetes version of the cluster ("1.30", "v1.30.2"); failure modes that do not apply at
+    /// that version are left out. Taken from the input when it names one version.
+    #[schemars(example = "1.30")]
+    #[serde(default)]
+    pub k8s_version: Option<String>,
+    /// How many ranked candidates to return, 1 to 10 (default 3).
+    #[schemars(range(min = 1, max = 10), example = 3)]
+    #[serde(default)]
+    pub top: Option<u32>,
+    /// `brief` (default, a short answer) or `full` (every check, fix and reference).
+    #[serde(default)]
+    pub detail: Option<Detail>,
+}
+
+/// Parameters of `explain`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExplainParams {
+    /// An entity id (`component/kubelet`), a slug (`kubelet`), a title, an alias or free words.
+    #[schemars(example = "component/kubelet", example = "watch cache")]
+    pub id_or_name: String,
+}
+
+/// Parameters of `search`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchParams {
+    /// Words to look for (full-text, stemmed, CamelCase split).
+    #[schemars(example = "crash loop")]
+    pub text: String,
+    /// Only entities of this kind: component, loop, field, metric, failure-mode, symptom, check,
+    /// fix, concept, myth, kep, feature-gate or release.
+    #[schemars(example = "failure-mode")]
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// At most this many hits, 1 to 50 (default 10).
+    #[schemars(range(min = 1, max = 50), example = 10)]
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// Parameters of `query_graph`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueryGraphParams {
+    /// A read-only SPARQL 1.1 query (SELECT, ASK, CONSTRUCT or DESCRIBE). Prefixes `kw:`, `rdf:`,
+    /// `rdfs:`, `id:` and one per kind (`failure-mode:`, `component:` ...) are predeclared.
+    /// Runs at most 10 s and returns at most 1,000 rows.
+    #[schemars(example = "SELECT ?fm WHERE { ?fm kw:causedBy failure-mode:node-affinity-mismatch }")]
+    pub sparql: String,
+}
+
+/// Parameters of `feature_gate`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FeatureGateParams {
+    /// The feature gate's name (case-insensitive).
+    #[schemars(example = &"SidecarContainers")]
+    pub name: String,
+    /// A Kubernetes version ("1.30"): the gate's stage and default at that version.
+    #[schemars(example = "1.30")]
+    #[serde(default)]
+    pub version: Option<String>,
+}
+
+/// Parameters of `kep`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KepParams {
+    /// A KEP number (`753`, `KEP-753`) or words of its title.
+    #[schemars(example = "753", example = "sidecar containers")]
+    pub query: String,
+}
+
+/// Parameters of `metric`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MetricParams {
+    /// The exposed metric name.
+    #[schemars(example = &"etcd_mvcc_db_total_size_in_bytes")]
+    pub name: String,
+}
+
+/// Parameters of `check_claims`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckClaimsParams {
+    /// Text to check (an answer, a runbook): its claims about feature gates, KEPs, metrics and
+    /// removal or GA versions are checked against the graph. At most 1 MiB.
+    #[schemars(example = "The SidecarContainers feature gate went beta in 1.29 (KEP-753).")]
+    pub text: String,
+}
+
+/// An entity named by id, kind and title, with its resource URI.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct EntityRef {
+    /// `kind/slug`.
+    pub id: String,
+    /// Kind prefix (`failure-mode`).
+    pub kind: String,
+    /// Title.
+    pub title: String,
+}
+
+/// One step of a mechanism chain.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ChainStep {
+    /// Entity id.
+    pub id: String,
+    /// Kind prefix.
+    pub kind: String,
+    /// Title.
+    pub title: String,
+    /// How it links to the previous step: observed, manifestsAs, inLoop, partOf, involves, causedBy.
+    pub relation: String,
+}
+
+/// What in the input supports a candidate.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Evidence {
+    /// The symptom id matched.
+    pub symptom: String,
+    /// How: template, partial-template, event-reason, status-reason, exit-code, http-status, metric, alias.
+    pub matched: String,
+    /// The matched text or value.
+    pub value: String,
+    /// Its contribution to the score.
+    pub score: f64,
+}
+
+/// A check to run.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Check {
+    /// Check id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Command to run, when there is one.
+    pub command: Option<String>,
+    /// What to look for in its output.
+    pub look_for: String,
+    /// Other top candidates this check tells this one apart from.
+    pub distinguishes: Vec<String>,
+}
+
+/// A fix.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Fix {
+    /// Fix id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// What to do.
+    pub action: String,
+    /// Command, when there is one.
+    pub command: Option<String>,
+    /// low, medium or high.
+    pub risk: String,
+}
+
+/// A ranked failure mode.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Candidate {
+    /// 1-based rank.
+    pub rank: usize,
+    /// Failure-mode id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Area: apiserver, etcd, scheduler, controllers, kubelet, networking, dns, storage, operations.
+    pub area: String,
+    /// Confidence in [0, 1]; below 0.3 is weak.
+    pub confidence: f64,
+    /// Where the mechanism lives.
+    pub component: Option<EntityRef>,
+    /// The control loop it happens in.
+    #[serde(rename = "loop")]
+    pub loop_: Option<EntityRef>,
+    /// The mechanism path: symptom, failure mode, loop, component, upstream causes.
+    pub chain: Vec<ChainStep>,
+    /// What in the input supports it.
+    pub evidence: Vec<Evidence>,
+    /// The first paragraph of the explanation.
+    pub summary: String,
+    /// Checks to run.
+    pub checks: Vec<Check>,
+    /// Fixes.
+    pub fixes: Vec<Fix>,
+    /// Docs URLs, KEPs and `owner/repo:path` sources.
+    pub references: Vec<String>,
+    /// The version range it applies to ("1.24+", "all versions").
+    pub applies: String,
+    /// Resource URI with the whole entity (`kubewhy://failure-mode/...`).
+    pub uri: String,
+}
+
+/// A check that tells the top candidates apart.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct DistinguishingCheck {
+    /// Check id.
+    pub check: String,
+    /// Title.
+    pub title: String,
+    /// Command.
+    pub command: Option<String>,
+    /// What to look for.
+    pub look_for: String,
+    /// The candidate a positive result confirms.
+    pub confirms: String,
+    /// The candidates it rules out.
+    pub versus: Vec<String>,
+}
+
+/// The answer of `diagnose`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct DiagnoseOutput {
+    /// The version used for filtering, if any.
+    pub k8s_version: Option<String>,
+    /// Where the version came from: option, input or none.
+    pub k8s_version_source: String,
+    /// How the input was read: question, error, events, describe, yaml or log.
+    pub input_style: String,
+    /// Ranked candidates, best first.
+    pub candidates: Vec<Candidate>,
+    /// Checks that tell the top candidates apart.
+    pub distinguishing_checks: Vec<DistinguishingCheck>,
+    /// Failure modes left out at this version.
+    pub excluded: Vec<String>,
+    /// Notes: nothing recognised, version taken from the input, what was left out.
+    pub notices: Vec<String>,
+}
+
+/// A relation of an explained entity.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Related {
+    /// Ontology property (`partOf`, `causedBy`).
+    pub property: String,
+    /// The other entity's id.
+    pub id: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its title.
+    pub title: String,
+}
+
+/// A loop of a component.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct LoopDetail {
+    /// The loop.
+    #[serde(rename = "loop")]
+    pub loop_: EntityRef,
+    /// Ids of fields it writes (at most 10).
+    pub writes: Vec<String>,
+    /// Ids of metrics it emits (at most 10).
+    pub emits: Vec<String>,
+    /// Ids of failure modes in it (at most 10).
+    pub failure_modes: Vec<String>,
+}
+
+/// The answer of `explain`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ExplainOutput {
+    /// How the query was resolved: id, slug, title, alias or search.
+    pub resolved_by: String,
+    /// Entity id.
+    pub id: String,
+    /// Kind.
+    pub kind: String,
+    /// Title.
+    pub title: String,
+    /// Other names.
+    pub aliases: Vec<String>,
+    /// Version range ("all versions", "1.24+").
+    pub applies: String,
+    /// Kind-specific facts (a JSON object; `kind_data` names the kind).
+    pub facts: serde_json::Value,
+    /// Markdown body.
+    pub body: String,
+    /// References.
+    pub references: Vec<String>,
+    /// Relations from this entity (at most 40; `outgoing_total` counts them all).
+    pub outgoing: Vec<Related>,
+    /// Number of relations from this entity.
+    pub outgoing_total: usize,
+    /// Relations to this entity (at most 40; `incoming_total` counts them all).
+    pub incoming: Vec<Related>,
+    /// Number of relations to this entity.
+    pub incoming_total: usize,
+    /// For a component: its loops (each list at most 10 long; read the loop's resource for more).
+    pub loops: Vec<LoopDetail>,
+    /// For a component: the metrics it exposes (at most 30).
+    pub metrics: Vec<EntityRef>,
+    /// For a component: how many metrics it exposes.
+    pub metrics_total: usize,
+    /// Resource URI.
+    pub uri: String,
+}
+
+/// One search hit.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SearchHit {
+    /// Entity id.
+    pub id: String,
+    /// Kind.
+    pub kind: String,
+    /// Title.
+    pub title: String,
+    /// BM25 score.
+    pub score: f32,
+    /// First sentence of its explanation (at most 160 characters).
+    pub summary: String,
+    /// Resource URI.
+    pub uri: String,
+}
+
+/// The answer of `search`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SearchOutput {
+    /// Hits, best first.
+    pub hits: Vec<SearchHit>,
+}
+
+/// The answer of `query_graph`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct QueryGraphOutput {
+    /// solutions (SELECT), boolean (ASK) or graph (CONSTRUCT, DESCRIBE).
+    #[serde(rename = "type")]
+    pub result_type: String,
+    /// SELECT: variable names.
+    pub variables: Vec<String>,
+    /// SELECT: rows (IRIs as `<iri>`, literals as their lexical form, null when unbound).
+    pub rows: Vec<Vec<Option<String>>>,
+    /// ASK: the answer.
+    pub boolean: Option<bool>,
+    /// CONSTRUCT/DESCRIBE: N-Triples.
+    pub ntriples: Option<String>,
+    /// Whether rows or triples were cut at 1,000.
+    pub truncated: bool,
+}
+
+/// One lifecycle step of a feature gate.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct GateStep {
+    /// First version of the step ("1.29").
+    pub version: String,
+    /// alpha, beta, GA, deprecated.
+    pub stage: String,
+    /// Default value, when known.
+    pub default: Option<bool>,
+    /// Whether it is locked to its default.
+    pub locked: Option<bool>,
+}
+
+/// The answer of `feature_gate`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FeatureGateOutput {
+    /// Gate name.
+    pub name: String,
+    /// The version asked about.
+    pub version: Option<String>,
+    /// The step in force at that version.
+    pub at_version: Option<GateStep>,
+    /// One-line statement of its state.
+    pub statement: String,
+    /// The whole lifecycle.
+    pub lifecycle: Vec<GateStep>,
+    /// KEP numbers.
+    pub keps: Vec<u32>,
+    /// Curated entities gated by it.
+    pub gated: Vec<EntityRef>,
+    /// Where upstream lists it.
+    pub source: String,
+}
+
+/// One KEP.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Kep {
+    /// Number.
+    pub number: u32,
+    /// Title.
+    pub title: String,
+    /// Owning SIG.
+    pub sig: String,
+    /// Status (implementable, implemented ...).
+    pub status: String,
+    /// Current stage.
+    pub stage: String,
+    /// Latest milestone.
+    pub latest_milestone: String,
+    /// Alpha release.
+    pub alpha: String,
+    /// Beta release.
+    pub beta: String,
+    /// Stable release.
+    pub stable: String,
+    /// Curated entities that cite it.
+    pub cited_by: Vec<EntityRef>,
+}
+
+/// The answer of `kep`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct KepOutput {
+    /// Matching KEPs, best first.
+    pub keps: Vec<Kep>,
+}
+
+/// The answer of `metric`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct MetricOutput {
+    /// Name.
+    pub name: String,
+    /// counter, gauge, histogram or summary.
+    #[serde(rename = "type")]
+    pub metric_type: String,
+    /// Stability, when known.
+    pub stability: Option<String>,
+    /// Label names.
+    pub labels: Vec<String>,
+    /// Component exposing it.
+    pub component: EntityRef,
+    /// What a bad value means.
+    pub bad_value: Option<String>,
+    /// The curated explanation's first paragraph.
+    pub meaning: Option<String>,
+    /// Failure modes it reveals.
+    pub failure_modes: Vec<EntityRef>,
+    /// Loops that emit it.
+    pub loops: Vec<EntityRef>,
+    /// Source.
+    pub source: Option<String>,
+    /// Whether the metric is curated.
+    pub curated: bool,
+}
+
+/// One checked claim.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Claim {
+    /// feature-gate, kep, metric or version.
+    pub kind: String,
+    /// What it is about.
+    pub subject: String,
+    /// The claim as found.
+    pub text: String,
+    /// supported, contradicted or unknown.
+    pub verdict: String,
+    /// The graph's fact.
+    pub fact: String,
+    /// The entity holding the fact.
+    pub entity: Option<String>,
+}
+
+/// The answer of `check_claims`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct CheckClaimsOutput {
+    /// Claims, in text order.
+    pub claims: Vec<Claim>,
+    /// Supported claims.
+    pub supported: usize,
+    /// Contradicted claims.
+    pub contradicted: usize,
+    /// Claims the graph cannot tell.
+    pub unknown: usize,
+}
