@@ -278,23 +278,7 @@ fn parse_kind(s: &str) -> Result<Kind, String> {
 
 /// The knowledge files embedded in the binary, as [`SourceFile`]s sorted by path.
 pub fn builtin_sources() -> Vec<SourceFile> {
-    fn walk(dir: &kubewhy_knowledge::Dir<'static>, out: &mut Vec<SourceFile>) {
-        for f in dir.files() {
-            let path = f.path().to_string_lossy().replace('\\', "/");
-            if knowledge::is_knowledge_file(&path) && !path.starts_with("src/") {
-                if let Some(text) = f.contents_utf8() {
-                    out.push(SourceFile { path, text: text.to_string() });
-                }
-            }
-        }
-        for d in dir.dirs() {
-            walk(d, out);
-        }
-    }
-    let mut out = Vec::new();
-    walk(&kubewhy_knowledge::KNOWLEDGE, &mut out);
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    out
+    knowledge::sources_from(kubewhy_knowledge::files())
 }
 
 /// Loads the built-in knowledge plus an optional directory on top.

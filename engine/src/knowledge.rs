@@ -206,6 +206,18 @@ pub fn read_dir(dir: &Path) -> Result<Vec<SourceFile>, LoadError> {
     Ok(out)
 }
 
+/// The knowledge files among `(path, text)` pairs (paths relative to the knowledge root, e.g.
+/// the files embedded in the binary), as [`SourceFile`]s sorted by path.
+pub fn sources_from<'a>(files: impl IntoIterator<Item = (String, &'a str)>) -> Vec<SourceFile> {
+    let mut out: Vec<SourceFile> = files
+        .into_iter()
+        .filter(|(path, _)| is_knowledge_file(path) && !path.starts_with("src/"))
+        .map(|(path, text)| SourceFile { path, text: text.to_string() })
+        .collect();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
 /// Whether a path (relative to the knowledge root) is a knowledge file: an entity file
 /// (`*.md`, but not a README), a generated file (`generated/*.toml`) or the metrics supplement.
 pub fn is_knowledge_file(path: &str) -> bool {

@@ -14,23 +14,7 @@ use serde_json::{json, Value};
 use std::sync::{Arc, OnceLock};
 
 fn builtin() -> Vec<SourceFile> {
-    fn walk(dir: &kubewhy_knowledge::Dir<'static>, out: &mut Vec<SourceFile>) {
-        for f in dir.files() {
-            let path = f.path().to_string_lossy().replace('\\', "/");
-            if knowledge::is_knowledge_file(&path) && !path.starts_with("src/") {
-                if let Some(text) = f.contents_utf8() {
-                    out.push(SourceFile { path, text: text.to_string() });
-                }
-            }
-        }
-        for d in dir.dirs() {
-            walk(d, out);
-        }
-    }
-    let mut out = Vec::new();
-    walk(&kubewhy_knowledge::KNOWLEDGE, &mut out);
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    out
+    knowledge::sources_from(kubewhy_knowledge::files())
 }
 
 /// The engine over the built-in knowledge, loaded once per test binary.
