@@ -121,7 +121,7 @@ pub enum Command {
         #[arg(long, short, value_enum, default_value_t = Output::Text)]
         output: Output,
     },
-    /// Run a read-only SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE). Prefixes kw:, id:, rdf:, rdfs: are predeclared.
+    /// Run a read-only SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE). Prefixes kw:, id:, rdf:, rdfs: and one per kind (failure-mode:, component:, ...) are predeclared.
     Sparql {
         /// The query; `-` reads standard input, `@FILE` reads a file.
         #[arg(value_name = "QUERY")]
