@@ -38,6 +38,7 @@
 //! ```
 
 pub mod accuracy;
+pub mod cluster;
 pub mod claims;
 pub mod diagnose;
 pub mod graph;

@@ -1,0 +1,14 @@
+//! Read-only cluster evidence: cluster state from a live cluster or an offline
+//! snapshot, and probes that turn it into evidence for failure modes.
+//!
+//! This is the only module of the engine that touches the network ([`live`]). Its
+//! interface can only get and list: there is no code path that creates, updates,
+//! patches, deletes, execs, attaches or port-forwards, and Secrets are not a kind it
+//! knows ([`state::ResourceKind`]).
+
+pub mod probes;
+pub mod snapshot;
+pub mod state;
+
+pub use probes::{Evidence, Finding, Probe, ProbeOutcome, Verdict};
+pub use state::{ClusterState, ObjectRef, ResourceKind, Unavailable};

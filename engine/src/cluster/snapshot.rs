@@ -1,0 +1,277 @@
+//! Offline snapshots: cluster state read from files instead of a live cluster.
+//!
+//! [`load`] accepts a directory or a single file:
+//! - `kubectl get KIND -A -o json` (or `-o yaml`) output: a `List` whose items carry
+//!   `kind`, a typed list (`PodList`, whose items may lack `kind`), or one object; YAML
+//!   files may hold several documents separated by `---`;
+//! - `kubectl cluster-info dump` written to a file (a stream of JSON lists, with the
+//!   `==== START logs for container … ====` sections, which are skipped);
+//! - `kubectl cluster-info dump --output-directory DIR` (with or without
+//!   `--all-namespaces`): `DIR/nodes.json`, `DIR/<namespace>/{pods,events,…}.json` and
+//!   `DIR/<namespace>/<pod>/logs.txt` (logs are skipped);
+//! - optionally `version.json`: `kubectl version -o json` output or the raw `/version`
+//!   answer, which gives the server version.
+//!
+//! Files are read recursively in path order. Objects of kinds the probes do not read
+//! (ReplicationController, ConfigMap, …) are skipped and counted in the notices;
+//! Secrets are skipped without being parsed further. A kind that appears in no file is
+//! marked unavailable ("not in the snapshot"), so probes that need it say unknown.
+
+use super::state::{ClusterState, ResourceKind, Unavailable};
+use crate::model::Version;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Errors of reading a snapshot.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// The path could not be read.
+    #[error("cannot read snapshot {path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is not valid JSON or YAML.
+    #[error("{path}:{line}:{column}: {message}")]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
+        /// What the parser said.
+        message: String,
+    },
+    /// An object does not match its kind's schema.
+    #[error("{path}: {kind} {name}: {message}")]
+    Schema {
+        /// The file.
+        path: PathBuf,
+        /// The object's kind.
+        kind: String,
+        /// `namespace/name` or `name`, or `#N` (its position) when it has no name.
+        name: String,
+        /// The field serde stopped at and why.
+        message: String,
+    },
+    /// Nothing in the path was a Kubernetes object of a kind kubewhy reads.
+    #[error("{0}: no Kubernetes objects of a kind kubewhy reads (expected `kubectl get -o json` lists or a `kubectl cluster-info dump` folder)")]
+    Empty(PathBuf),
+}
+
+/// A loaded snapshot: the state and what was noticed on the way.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// The objects, the version (when a version file was present) and the kinds absent.
+    pub state: ClusterState,
+    /// Files read.
+    pub files: usize,
+    /// Objects skipped, by kind (kinds the probes do not read, and Secrets).
+    pub skipped: BTreeMap<String, usize>,
+    /// Sentences for people: what was skipped, which kinds are missing.
+    pub notices: Vec<String>,
+}
+
+/// Reads a snapshot from a directory (recursively) or one file.
+///
+/// # Errors
+/// [`SnapshotError`]: an unreadable path, a file that is not JSON or YAML (with its
+/// line and column), an object that does not match its kind's schema (with the field),
+/// or a path with no objects of a kind kubewhy reads.
+pub fn load(path: &Path) -> Result<Snapshot, SnapshotError> {
+    let io = |source| SnapshotError::Io { path: path.to_path_buf(), source };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    let mut files = Vec::new();
+    if meta.is_dir() {
+        walk(path, &mut files)?;
+    } else {
+        files.push(path.to_path_buf());
+    }
+    files.sort();
+    let mut snap = Snapshot::default();
+    let mut seen = std::collections::BTreeSet::new();
+    for file in &files {
+        let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        if !matches!(ext.as_str(), "json" | "yaml" | "yml") && meta.is_dir() {
+            continue; // logs.txt and anything else in a dump folder
+        }
+        let text = std::fs::read_to_string(file).map_err(|source| SnapshotError::Io { path: file.clone(), source })?;
+        snap.files += 1;
+        let docs = if ext == "yaml" || ext == "yml" { parse_yaml(file, &text)? } else { parse_json_stream(file, &text)? };
+        let stem_kind = file.file_stem().and_then(|s| s.to_str()).and_then(ResourceKind::parse);
+        for doc in docs {
+            add_document(&mut snap, &mut seen, file, doc, stem_kind)?;
+        }
+    }
+    if seen.is_empty() && snap.state.version.is_none() {
+        return Err(SnapshotError::Empty(path.to_path_buf()));
+    }
+    for kind in ResourceKind::ALL {
+        if seen.contains(kind) {
+            snap.state.loaded.insert(*kind);
+        } else {
+            snap.state.unavailable.insert(
+                *kind,
+                Unavailable { status: None, reason: format!("the snapshot has no {}", kind.plural()) },
+            );
+        }
+    }
+    snap.state.observed_at = snap.state.newest_timestamp();
+    for (kind, n) in &snap.skipped {
+        snap.notices.push(format!("skipped {n} {kind} object(s): kubewhy does not read that kind"));
+    }
+    Ok(snap)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), SnapshotError> {
+    let rd = std::fs::read_dir(dir).map_err(|source| SnapshotError::Io { path: dir.to_path_buf(), source })?;
+    for entry in rd {
+        let entry = entry.map_err(|source| SnapshotError::Io { path: dir.to_path_buf(), source })?;
+        let p = entry.path();
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Parses concatenated JSON values, skipping `==== START logs … ==== END logs …` sections.
+fn parse_json_stream(path: &Path, text: &str) -> Result<Vec<Value>, SnapshotError> {
+    // Blank out log sections line by line, so positions in errors stay right.
+    let mut cleaned = String::with_capacity(text.len());
+    let mut in_logs = false;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        if t.starts_with("==== START logs for") {
+            in_logs = true;
+        }
+        if in_logs {
+            cleaned.push_str(if line.ends_with('\n') { "\n" } else { "" });
+        } else {
+            cleaned.push_str(line);
+        }
+        if t.starts_with("==== END logs for") {
+            in_logs = false;
+        }
+    }
+    let mut out = Vec::new();
+    let mut stream = serde_json::Deserializer::from_str(&cleaned).into_iter::<Value>();
+    loop {
+        match stream.next() {
+            None => break,
+            Some(Ok(v)) => out.push(v),
+            Some(Err(e)) => {
+                return Err(SnapshotError::Syntax {
+                    path: path.to_path_buf(),
+                    line: e.line(),
+                    column: e.column(),
+                    message: e.to_string(),
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn parse_yaml(path: &Path, text: &str) -> Result<Vec<Value>, SnapshotError> {
+    use serde::Deserialize;
+    let mut out = Vec::new();
+    for doc in serde_yaml_ng::Deserializer::from_str(text) {
+        let v = Value::deserialize(doc).map_err(|e| {
+            let (line, column) = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
+            SnapshotError::Syntax { path: path.to_path_buf(), line, column, message: e.to_string() }
+        })?;
+        if !v.is_null() {
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+fn add_document(
+    snap: &mut Snapshot,
+    seen: &mut std::collections::BTreeSet<ResourceKind>,
+    path: &Path,
+    doc: Value,
+    stem_kind: Option<ResourceKind>,
+) -> Result<(), SnapshotError> {
+    // `kubectl version -o json` and the raw /version answer.
+    if let Some(v) = doc.get("serverVersion").or_else(|| doc.get("gitVersion").map(|_| &doc)) {
+        if let Some(git) = v.get("gitVersion").and_then(Value::as_str) {
+            snap.state.version = Version::parse(git).ok();
+            snap.state.git_version = Some(git.to_string());
+        }
+        return Ok(());
+    }
+    let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
+    if let Some(items) = doc.get("items").and_then(Value::as_array) {
+        // `List` (items carry their kind) or `PodList` (items may not).
+        let list_kind = kind.strip_suffix("List").filter(|k| !k.is_empty()).and_then(ResourceKind::parse).or(stem_kind);
+        if items.is_empty() {
+            if let Some(k) = list_kind {
+                seen.insert(k);
+            }
+        }
+        for (i, item) in items.iter().enumerate() {
+            let item_kind = item.get("kind").and_then(Value::as_str).map(str::to_string);
+            match item_kind {
+                Some(k) => add_object(snap, seen, path, &k, item.clone(), i)?,
+                None => match list_kind {
+                    Some(k) => add_object(snap, seen, path, k.kind(), item.clone(), i)?,
+                    None => *snap.skipped.entry(if kind.is_empty() { "unknown".into() } else { kind.clone() }).or_default() += 1,
+                },
+            }
+        }
+        return Ok(());
+    }
+    if kind.is_empty() {
+        *snap.skipped.entry("unknown".into()).or_default() += 1;
+        return Ok(());
+    }
+    add_object(snap, seen, path, &kind, doc, 0)
+}
+
+fn add_object(
+    snap: &mut Snapshot,
+    seen: &mut std::collections::BTreeSet<ResourceKind>,
+    path: &Path,
+    kind: &str,
+    value: Value,
+    index: usize,
+) -> Result<(), SnapshotError> {
+    if kind == "Secret" {
+        *snap.skipped.entry("Secret".into()).or_default() += 1;
+        return Ok(());
+    }
+    // Exact API kinds only here: `kind` fields are never plurals or short names.
+    let Some(rk) = ResourceKind::ALL.iter().copied().find(|k| k.kind() == kind) else {
+        *snap.skipped.entry(kind.to_string()).or_default() += 1;
+        return Ok(());
+    };
+    // events.k8s.io/v1 Events have another schema than core/v1 ones.
+    if rk == ResourceKind::Event && value.get("apiVersion").and_then(Value::as_str).is_some_and(|a| a != "v1") {
+        *snap.skipped.entry("Event (events.k8s.io)".into()).or_default() += 1;
+        return Ok(());
+    }
+    let name = {
+        let m = value.get("metadata");
+        let n = m.and_then(|m| m.get("name")).and_then(Value::as_str);
+        let ns = m.and_then(|m| m.get("namespace")).and_then(Value::as_str);
+        match (ns, n) {
+            (Some(ns), Some(n)) => format!("{ns}/{n}"),
+            (None, Some(n)) => n.to_string(),
+            _ => format!("#{index}"),
+        }
+    };
+    seen.insert(rk);
+    snap.state
+        .insert_json(rk, value)
+        .map_err(|message| SnapshotError::Schema { path: path.to_path_buf(), kind: kind.to_string(), name, message })
+}
