@@ -38,7 +38,6 @@
 //! ```
 
 pub mod accuracy;
-pub mod cluster;
 pub mod claims;
 pub mod diagnose;
 pub mod graph;

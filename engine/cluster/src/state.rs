@@ -6,7 +6,7 @@
 //! read by the probes in [`super::probes`]. Secrets are not a [`ResourceKind`]: no
 //! source can be asked for them.
 
-use crate::model::Version;
+use kubewhy_engine::model::Version;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -101,7 +101,7 @@ macro_rules! resource_kinds {
                 self.loaded.insert(kind);
                 match kind {
                     $(ResourceKind::$variant => {
-                        let obj: $ty = serde_path_to_error::deserialize(value).map_err(|e| e.to_string())?;
+                        let obj: $ty = serde_json::from_value(value).map_err(|e| e.to_string())?;
                         self.$field.push(obj);
                     })+
                 }

@@ -18,7 +18,7 @@
 //! marked unavailable ("not in the snapshot"), so probes that need it say unknown.
 
 use super::state::{ClusterState, ResourceKind, Unavailable};
-use crate::model::Version;
+use kubewhy_engine::model::Version;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -56,7 +56,7 @@ pub enum SnapshotError {
         kind: String,
         /// `namespace/name` or `name`, or `#N` (its position) when it has no name.
         name: String,
-        /// The field serde stopped at and why.
+        /// What serde said about the object.
         message: String,
     },
     /// Nothing in the path was a Kubernetes object of a kind kubewhy reads.
