@@ -92,16 +92,37 @@ pub struct ProbeOutcome {
     pub missing: Vec<(ResourceKind, Unavailable)>,
 }
 
+pub mod apiserver;
+pub mod controllers;
+pub mod dns;
+pub mod kubelet;
+pub mod networking;
+pub mod operations;
+pub mod scheduler;
+pub mod storage;
+
+/// The probes of each area (one module per failure-mode area of the knowledge).
+pub static AREAS: &[(&str, &[Probe])] = &[
+    ("apiserver", apiserver::PROBES),
+    ("controllers", controllers::PROBES),
+    ("dns", dns::PROBES),
+    ("kubelet", kubelet::PROBES),
+    ("networking", networking::PROBES),
+    ("operations", operations::PROBES),
+    ("scheduler", scheduler::PROBES),
+    ("storage", storage::PROBES),
+];
+
 /// Every probe, in a stable order (by id).
 pub fn all() -> Vec<&'static Probe> {
-    let mut v: Vec<&'static Probe> = PROBES.iter().collect();
+    let mut v: Vec<&'static Probe> = AREAS.iter().flat_map(|(_, probes)| probes.iter()).collect();
     v.sort_by_key(|p| p.id);
     v
 }
 
 /// The probe with this id.
 pub fn get(id: &str) -> Option<&'static Probe> {
-    PROBES.iter().find(|p| p.id == id)
+    AREAS.iter().flat_map(|(_, probes)| probes.iter()).find(|p| p.id == id)
 }
 
 /// The probes that test this failure mode (`failure-mode/<slug>`).
@@ -136,6 +157,3 @@ pub fn run(probe: &Probe, state: &ClusterState) -> ProbeOutcome {
     };
     ProbeOutcome { probe: probe.id.to_string(), failure_mode: probe.failure_mode.to_string(), verdict, findings, missing }
 }
-
-/// Every probe in the registry. Probes live in one module per area below.
-pub static PROBES: &[Probe] = &[];

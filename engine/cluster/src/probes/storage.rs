@@ -1,0 +1,6 @@
+//! Probes for the `storage` failure modes.
+
+use super::Probe;
+
+/// This area's probes.
+pub static PROBES: &[Probe] = &[];
