@@ -41,6 +41,10 @@ pub struct Cli {
     /// When to colour text output (auto: only on a terminal, and never when NO_COLOR is set).
     #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto)]
     pub color: ColorWhen,
+    /// Base URL of the reference site (`kubewhy serve` or an export): JSON of why, explain and
+    /// search, and MCP answers of mcp and serve, then carry `url` links to entity pages.
+    #[arg(long, global = true, env = "KUBEWHY_BASE_URL", value_name = "URL", value_parser = parse_base_url)]
+    pub base_url: Option<String>,
     /// The subcommand.
     #[command(subcommand)]
     pub command: Command,
@@ -238,11 +242,31 @@ pub enum Command {
         #[arg(long = "allow-host", value_name = "HOST")]
         allow_hosts: Vec<String>,
     },
+    /// The reference site: `site export DIR` writes it as static files.
+    Site {
+        /// What to do.
+        #[command(subcommand)]
+        action: SiteAction,
+    },
     /// Write the whole graph as RDF.
     Export {
         /// turtle, ntriples, nquads or rdfxml.
         #[arg(long, default_value = "turtle")]
         format: String,
+    },
+}
+
+/// `site` sub-actions.
+#[derive(Debug, Subcommand)]
+pub enum SiteAction {
+    /// Write the whole site (pages, search index, assets, graph.ttl) into DIR for any static host.
+    Export {
+        /// The output directory (created when missing; existing files are overwritten).
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// Serve under this absolute path (`/kubewhy/`) instead of writing relative links.
+        #[arg(long, value_name = "PATH")]
+        base_path: Option<String>,
     },
 }
 
@@ -268,6 +292,19 @@ pub enum EvalAction {
 
 fn parse_version(s: &str) -> Result<Version, String> {
     Version::parse(s)
+}
+
+fn parse_base_url(s: &str) -> Result<String, String> {
+    kubewhy_mcp::site::normalize_base_url(s)
+}
+
+/// Pretty JSON of `value`, with `url` links to entity pages when a base URL is set.
+fn linked_json<T: serde::Serialize>(value: &T, base_url: Option<&str>) -> anyhow::Result<String> {
+    let mut v = serde_json::to_value(value)?;
+    if let Some(base) = base_url {
+        kubewhy_mcp::site::add_urls(&mut v, base);
+    }
+    Ok(serde_json::to_string_pretty(&v)? + "\n")
 }
 
 fn parse_kind(s: &str) -> Result<Kind, String> {
@@ -396,6 +433,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
     let color = color_enabled(cli.color, io.stdout_is_terminal);
     let kdir = cli.knowledge.clone();
     let builtin = !cli.no_builtin;
+    let base_url = cli.base_url.clone();
     match cli.command {
         Command::Why { text, k8s_version, top, output } => {
             let input = read_text(&text, io.stdin)?;
@@ -404,7 +442,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
                 .diagnose(&input, DiagnoseOptions { k8s_version, top: usize::from(top) })
                 .map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
             let text = match output {
-                Output::Json => serde_json::to_string_pretty(&d)? + "\n",
+                Output::Json => linked_json(&d, base_url.as_deref())?,
                 Output::Markdown => render::diagnosis_markdown(&d),
                 Output::Text => render::diagnosis_text(&d),
             };
@@ -413,7 +451,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
         }
         Command::Mcp => {
             let engine = std::sync::Arc::new(engine(kdir.as_deref(), builtin)?);
-            runtime()?.block_on(kubewhy_mcp::serve_stdio(engine))?;
+            runtime()?.block_on(kubewhy_mcp::serve_stdio_with(kubewhy_mcp::KubewhyServer::new(engine).with_base_url(base_url)))?;
             Ok(EXIT_OK)
         }
         Command::Serve { listen, auth_token_file, allow_origins, allow_hosts } => {
@@ -428,11 +466,11 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
                 None => std::env::var("KUBEWHY_AUTH_TOKEN").ok().map(|t| t.trim().to_string()).filter(|t| !t.is_empty()),
             };
             let engine = std::sync::Arc::new(engine(kdir.as_deref(), builtin)?);
-            let opts = kubewhy_mcp::http::HttpOptions { listen, auth_token, allowed_origins: allow_origins, allowed_hosts: allow_hosts };
+            let opts = kubewhy_mcp::http::HttpOptions { listen, auth_token, allowed_origins: allow_origins, allowed_hosts: allow_hosts, base_url };
             let secured = opts.auth_token.is_some();
             let stderr = &mut *io.stderr;
             runtime()?.block_on(kubewhy_mcp::http::serve(engine, opts, |addr| {
-                let _ = writeln!(stderr, "kubewhy: MCP over streamable HTTP at http://{addr}/mcp{}", if secured { " (bearer token required)" } else { "" });
+                let _ = writeln!(stderr, "kubewhy: MCP over streamable HTTP at http://{addr}/mcp{}; reference site at http://{addr}/", if secured { " (bearer token required)" } else { "" });
                 let _ = stderr.flush();
             }))?;
             Ok(EXIT_OK)
@@ -442,7 +480,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             let q = query.join(" ");
             let x = engine.explain(&q).map_err(|e| fail(EXIT_PROBLEM, e.to_string()))?;
             let text = match output {
-                Output::Json => serde_json::to_string_pretty(&x)? + "\n",
+                Output::Json => linked_json(&x, base_url.as_deref())?,
                 Output::Markdown => render::explanation_markdown(&x, &engine),
                 Output::Text => render::explanation_text(&x),
             };
@@ -460,7 +498,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
                         .filter_map(|h| engine.knowledge().get(&h.id).map(|e| (h, e)))
                         .map(|(h, e)| serde_json::json!({"id": h.id, "kind": e.kind.prefix(), "title": e.title, "score": h.score, "summary": e.summary(200)}))
                         .collect();
-                    serde_json::to_string_pretty(&serde_json::json!({"query": text.join(" "), "hits": rows}))? + "\n"
+                    linked_json(&serde_json::json!({"query": text.join(" "), "hits": rows}), base_url.as_deref())?
                 }
                 _ => render::search_text(&hits, &engine, output == Output::Markdown),
             };
@@ -668,6 +706,12 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             msg.push_str(&format!("{} file(s) {verb}{}\n", changed.len(), if changed.is_empty() { String::new() } else { format!(": {}", changed.join(", ")) }));
             write_out(io, &msg, false)?;
             Ok(if check && !changed.is_empty() { EXIT_PROBLEM } else { EXIT_OK })
+        }
+        Command::Site { action: SiteAction::Export { dir, base_path } } => {
+            let engine = std::sync::Arc::new(engine(kdir.as_deref(), builtin)?);
+            let r = kubewhy_mcp::site::export(engine, &dir, &kubewhy_mcp::site::ExportOptions { base_path }).map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
+            let _ = writeln!(io.stderr, "kubewhy: wrote the site to {}: {} files ({} entity pages), {} bytes", dir.display(), r.files, r.entity_pages, r.bytes);
+            Ok(EXIT_OK)
         }
         Command::Export { format } => {
             let engine = engine(kdir.as_deref(), builtin)?;

@@ -51,17 +51,18 @@ impl Default for QueryLimits {
     }
 }
 
-/// The result of a read-only SPARQL query.
+/// The result of a read-only SPARQL query. Cells are `T`: a `String` from [`Graph::query`], an
+/// [`RdfTerm`] from [`Graph::query_terms`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
-pub enum QueryOutput {
-    /// SELECT: variable names and rows of values (`None` when unbound). IRIs are written `<iri>`,
-    /// literals as their lexical form.
+pub enum QueryOutput<T = String> {
+    /// SELECT: variable names and rows of values (`None` when unbound). As strings, IRIs are
+    /// written `<iri>`, blank nodes `_:id` and literals as their lexical form.
     Solutions {
         /// Variable names, in projection order.
         variables: Vec<String>,
         /// Rows, each with one cell per variable.
-        rows: Vec<Vec<Option<String>>>,
+        rows: Vec<Vec<Option<T>>>,
         /// Whether rows were cut at the row limit.
         truncated: bool,
     },
@@ -78,6 +79,31 @@ pub enum QueryOutput {
         triples: usize,
         /// Whether triples were cut at the row limit.
         truncated: bool,
+    },
+}
+
+/// One RDF term of a SELECT solution, typed as the SPARQL 1.1 result formats need it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum RdfTerm {
+    /// An IRI (without angle brackets).
+    Iri {
+        /// The IRI.
+        value: String,
+    },
+    /// A blank node (its label, without `_:`).
+    Blank {
+        /// The label.
+        value: String,
+    },
+    /// A literal.
+    Literal {
+        /// Lexical form.
+        value: String,
+        /// Datatype IRI; `None` for `xsd:string` and for language-tagged strings.
+        datatype: Option<String>,
+        /// Language tag, when there is one.
+        language: Option<String>,
     },
 }
 
@@ -356,6 +382,19 @@ impl Graph {
     /// [`GraphError::UpdateRefused`] for SPARQL Update; [`GraphError::Syntax`] for invalid SPARQL;
     /// [`GraphError::Timeout`] past `limits.timeout`; [`GraphError::Evaluation`] otherwise.
     pub fn query(&self, sparql: &str, limits: QueryLimits) -> Result<QueryOutput, GraphError> {
+        self.run(sparql, limits, term_text)
+    }
+
+    /// Like [`Graph::query`], with each SELECT cell as a typed [`RdfTerm`] (for the SPARQL 1.1
+    /// JSON and CSV result formats).
+    ///
+    /// # Errors
+    /// See [`Graph::query`].
+    pub fn query_terms(&self, sparql: &str, limits: QueryLimits) -> Result<QueryOutput<RdfTerm>, GraphError> {
+        self.run(sparql, limits, rdf_term)
+    }
+
+    fn run<T>(&self, sparql: &str, limits: QueryLimits, cell: fn(&Term) -> T) -> Result<QueryOutput<T>, GraphError> {
         let token = CancellationToken::new();
         let evaluator = || {
             SparqlEvaluator::new()
@@ -389,7 +428,7 @@ impl Graph {
             }
         });
         let started = std::time::Instant::now();
-        let result = self.collect(prepared.on_store(&self.store).execute(), limits);
+        let result = self.collect(prepared.on_store(&self.store).execute(), limits, cell);
         let _ = done_tx.send(());
         let _ = timer.join();
         match result {
@@ -398,11 +437,12 @@ impl Graph {
         }
     }
 
-    fn collect(
+    fn collect<T>(
         &self,
         results: Result<QueryResults<'_>, oxigraph::sparql::QueryEvaluationError>,
         limits: QueryLimits,
-    ) -> Result<QueryOutput, GraphError> {
+        cell: fn(&Term) -> T,
+    ) -> Result<QueryOutput<T>, GraphError> {
         let eval = |e: &dyn std::fmt::Display| GraphError::Evaluation(e.to_string());
         match results.map_err(|e| eval(&e))? {
             QueryResults::Boolean(value) => Ok(QueryOutput::Boolean { value }),
@@ -416,7 +456,7 @@ impl Graph {
                         truncated = true;
                         break;
                     }
-                    rows.push(variables.iter().map(|v| s.get(v.as_str()).map(term_text)).collect());
+                    rows.push(variables.iter().map(|v| s.get(v.as_str()).map(cell)).collect());
                 }
                 Ok(QueryOutput::Solutions { variables, rows, truncated })
             }
@@ -508,6 +548,21 @@ fn term_text(t: &Term) -> String {
         Term::Literal(l) => l.value().to_string(),
         #[allow(unreachable_patterns)]
         other => other.to_string(),
+    }
+}
+
+fn rdf_term(t: &Term) -> RdfTerm {
+    match t {
+        Term::NamedNode(n) => RdfTerm::Iri { value: n.as_str().to_string() },
+        Term::BlankNode(b) => RdfTerm::Blank { value: b.as_str().to_string() },
+        Term::Literal(l) => {
+            let language = l.language().map(str::to_string);
+            let dt = l.datatype().as_str();
+            let datatype = (language.is_none() && dt != "http://www.w3.org/2001/XMLSchema#string").then(|| dt.to_string());
+            RdfTerm::Literal { value: l.value().to_string(), datatype, language }
+        }
+        #[allow(unreachable_patterns)]
+        other => RdfTerm::Literal { value: other.to_string(), datatype: None, language: None },
     }
 }
 

@@ -264,6 +264,14 @@ impl Engine {
         self.graph().query(query, limits)
     }
 
+    /// Runs a read-only SPARQL query with typed cells (see [`Graph::query_terms`]).
+    ///
+    /// # Errors
+    /// See [`Graph::query`].
+    pub fn sparql_terms(&self, query: &str, limits: QueryLimits) -> Result<QueryOutput<graph::RdfTerm>, GraphError> {
+        self.graph().query_terms(query, limits)
+    }
+
     /// Resolves an id, a slug, a title, an alias or free text to one entity and its relations.
     ///
     /// # Errors

@@ -32,18 +32,22 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// `Host` names allowed besides the loopback ones and the listen address.
     pub allowed_hosts: Vec<String>,
+    /// Public base URL of the reference site (normalised): MCP answers link entity pages under
+    /// it, and the site's links start with its path.
+    pub base_url: Option<String>,
 }
 
 impl Default for HttpOptions {
     fn default() -> Self {
-        HttpOptions { listen: SocketAddr::from(([127, 0, 0, 1], 8787)), auth_token: None, allowed_origins: Vec::new(), allowed_hosts: Vec::new() }
+        HttpOptions { listen: SocketAddr::from(([127, 0, 0, 1], 8787)), auth_token: None, allowed_origins: Vec::new(), allowed_hosts: Vec::new(), base_url: None }
     }
 }
 
 /// Origins allowed by default: loopback pages on any port.
 pub const LOOPBACK_ORIGINS: [&str; 6] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*", "https://localhost:*", "https://127.0.0.1:*", "https://[::1]:*"];
 
-/// The router: MCP at `/mcp`, behind the bearer-token check when a token is set.
+/// The router: MCP at `/mcp`, behind the bearer-token check when a token is set, and the
+/// reference site ([`crate::site::router`]: pages, `/sparql`) beside it, open to read.
 pub fn router(engine: Arc<Engine>, opts: &HttpOptions, cancel: CancellationToken) -> Router {
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
     let ip = opts.listen.ip();
@@ -59,10 +63,11 @@ pub fn router(engine: Arc<Engine>, opts: &HttpOptions, cancel: CancellationToken
         .enforce_origin_validation()
         .with_max_request_body_bytes(crate::MAX_ARGUMENT_BYTES + 64 * 1024)
         .with_cancellation_token(cancel);
-    let server = KubewhyServer::new(engine);
+    let server = KubewhyServer::new(engine.clone()).with_base_url(opts.base_url.clone());
     let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
     let token: Arc<Option<String>> = Arc::new(opts.auth_token.clone().filter(|t| !t.is_empty()));
-    Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn_with_state(token, require_token))
+    let site = crate::site::router(engine, &crate::site::SiteOptions { base_url: opts.base_url.clone() });
+    Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn_with_state(token, require_token)).merge(site)
 }
 
 /// Compares in time independent of where the first difference is.
@@ -90,7 +95,7 @@ pub async fn serve(engine: Arc<Engine>, opts: HttpOptions, on_ready: impl FnOnce
     let addr = listener.local_addr()?;
     let cancel = CancellationToken::new();
     let app = router(engine, &opts, cancel.clone());
-    tracing::info!(%addr, auth = opts.auth_token.is_some(), "serving MCP over streamable HTTP at /mcp");
+    tracing::info!(%addr, auth = opts.auth_token.is_some(), "serving MCP over streamable HTTP at /mcp and the reference site at /");
     on_ready(addr);
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {

@@ -18,6 +18,7 @@
 //! ```
 
 pub mod http;
+pub mod site;
 mod tools;
 pub mod wire;
 
@@ -54,6 +55,8 @@ pub struct KubewhyServer {
     tools: Arc<Vec<Tool>>,
     /// Ids of curated entities (not the generated gates, KEPs, releases and metrics), sorted.
     curated: Arc<Vec<String>>,
+    /// Base URL of the reference site; when set, answers carry `url` links to entity pages.
+    base_url: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for KubewhyServer {
@@ -162,7 +165,14 @@ impl KubewhyServer {
     pub fn new(engine: Arc<Engine>) -> KubewhyServer {
         let mut curated: Vec<String> = engine.knowledge().entities().iter().filter(|e| !e.location.file.starts_with("generated/")).map(|e| e.id.clone()).collect();
         curated.sort();
-        KubewhyServer { engine, tools: Arc::new(tool_list()), curated: Arc::new(curated) }
+        KubewhyServer { engine, tools: Arc::new(tool_list()), curated: Arc::new(curated), base_url: None }
+    }
+
+    /// Sets the reference site's base URL (normalised, see [`site::normalize_base_url`]): tool
+    /// answers then carry `url` links to entity pages beside their `uri`s.
+    pub fn with_base_url(mut self, base_url: Option<String>) -> KubewhyServer {
+        self.base_url = base_url.map(Arc::from);
+        self
     }
 
     /// The engine.
@@ -193,7 +203,10 @@ impl KubewhyServer {
             }
         };
         Ok(match result {
-            Ok(a) => {
+            Ok(mut a) => {
+                if let Some(base) = &self.base_url {
+                    site::add_urls(&mut a.structured, base);
+                }
                 let mut r = CallToolResult::structured(a.structured);
                 r.content = vec![ContentBlock::text(a.markdown)];
                 r
@@ -380,7 +393,15 @@ impl ServerHandler for KubewhyServer {
 /// # Errors
 /// The handshake or the transport failed.
 pub async fn serve_stdio(engine: Arc<Engine>) -> anyhow::Result<()> {
-    let service = KubewhyServer::new(engine).serve(rmcp::transport::stdio()).await?;
+    serve_stdio_with(KubewhyServer::new(engine)).await
+}
+
+/// Like [`serve_stdio`], with a configured server (e.g. [`KubewhyServer::with_base_url`]).
+///
+/// # Errors
+/// The handshake or the transport failed.
+pub async fn serve_stdio_with(server: KubewhyServer) -> anyhow::Result<()> {
+    let service = server.serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
     Ok(())
 }
