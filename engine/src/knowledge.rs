@@ -1095,7 +1095,9 @@ fn load_generated(file: &SourceFile, kb: &mut KnowledgeBase, metrics: &mut Vec<(
         }
     };
     let entity = |id: String, title: String, line: usize, references: Vec<String>, keps: Vec<u32>, feature_gates: Vec<String>, data: KindData| Entity {
-        kind: parse_id(&id).unwrap_or(Kind::Concept),
+        // Generated names may hold characters a curated slug may not (`CSIMigration{vendor}`):
+        // the kind still comes from the prefix.
+        kind: parse_id(&id).ok().or_else(|| id.split_once('/').and_then(|(p, _)| Kind::from_prefix(p))).unwrap_or(Kind::Concept),
         id,
         title,
         aliases: Vec::new(),

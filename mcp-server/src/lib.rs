@@ -205,7 +205,7 @@ impl KubewhyServer {
         Ok(match result {
             Ok(mut a) => {
                 if let Some(base) = &self.base_url {
-                    site::add_urls(&mut a.structured, base);
+                    site::add_resource_urls(&mut a.structured, base);
                 }
                 let mut r = CallToolResult::structured(a.structured);
                 r.content = vec![ContentBlock::text(a.markdown)];

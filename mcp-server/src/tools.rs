@@ -134,6 +134,7 @@ pub(crate) fn diagnosis_output(d: &Diagnosis, detail: Detail) -> wire::DiagnoseO
                 references: c.references.iter().take(take(if c.rank == 1 { 2 } else { 0 })).cloned().collect(),
                 applies: c.applies.description.clone(),
                 uri: uri_of(&c.id),
+                url: None,
             })
             .collect(),
         distinguishing_checks: d
@@ -254,6 +255,7 @@ pub(crate) fn explain(engine: &Engine, p: wire::ExplainParams) -> ToolResult {
         metrics: x.metrics.iter().take(30).map(eref).collect(),
         metrics_total: x.metrics.len(),
         uri: uri_of(&x.entity.id),
+        url: None,
     };
     let md = entity_markdown(&x.entity, &related(&x.outgoing), &related(&x.incoming), Some(&out.loops));
     answer(&out, md)
@@ -358,7 +360,7 @@ pub(crate) fn search(engine: &Engine, p: wire::SearchParams) -> ToolResult {
         hits: hits
             .iter()
             .filter_map(|h| kb.get(&h.id).map(|e| (h, e)))
-            .map(|(h, e)| wire::SearchHit { id: e.id.clone(), kind: e.kind.prefix().to_string(), title: e.title.clone(), score: (h.score * 1000.0).round() / 1000.0, summary: e.summary(160), uri: uri_of(&e.id) })
+            .map(|(h, e)| wire::SearchHit { id: e.id.clone(), kind: e.kind.prefix().to_string(), title: e.title.clone(), score: (h.score * 1000.0).round() / 1000.0, summary: e.summary(160), uri: uri_of(&e.id), url: None })
             .collect(),
     };
     let mut md = format!("## Search: {}\n\n", cut(text, 100));

@@ -219,7 +219,10 @@ pub struct Candidate {
     /// The version range it applies to ("1.24+", "all versions").
     pub applies: String,
     /// Resource URI with the whole entity (`kubewhy://failure-mode/...`).
-    pub uri: String,
+    pub uri: String,    /// Link to the entity's page on the reference site (`<base>/e/<kind>/<slug>`); present only
+    /// when the server has a base URL (`--base-url`, `KUBEWHY_BASE_URL`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// A check that tells the top candidates apart.
@@ -321,7 +324,10 @@ pub struct ExplainOutput {
     /// For a component: how many metrics it exposes.
     pub metrics_total: usize,
     /// Resource URI.
-    pub uri: String,
+    pub uri: String,    /// Link to the entity's page on the reference site (`<base>/e/<kind>/<slug>`); present only
+    /// when the server has a base URL (`--base-url`, `KUBEWHY_BASE_URL`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// One search hit.
@@ -338,7 +344,10 @@ pub struct SearchHit {
     /// First sentence of its explanation (at most 160 characters).
     pub summary: String,
     /// Resource URI.
-    pub uri: String,
+    pub uri: String,    /// Link to the entity's page on the reference site (`<base>/e/<kind>/<slug>`); present only
+    /// when the server has a base URL (`--base-url`, `KUBEWHY_BASE_URL`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// The answer of `search`.

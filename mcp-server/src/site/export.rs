@@ -7,7 +7,7 @@
 //! path is given, so the tree works from any directory of any host (`python3 -m http.server`).
 //! The diagnose and SPARQL pages say that they need `kubewhy serve`.
 
-use super::html::{entity_path, Ctx};
+use super::html::Ctx;
 use super::{pages, Site, SITE_CSS, SITE_JS};
 use kubewhy_engine::model::{Kind, KindData};
 use kubewhy_engine::Engine;
@@ -131,8 +131,9 @@ pub fn export(engine: Arc<Engine>, dir: &Path, opts: &ExportOptions) -> Result<E
         if !safe_slug(e.slug()) {
             return Err(ExportError::UnsafeSlug(e.id.clone()));
         }
-        let rel = format!("e/{}/{}/index.html", e.kind.prefix(), e.slug());
-        debug_assert!(entity_path(&e.id).starts_with("e/"));
+        // The directory follows the id (as links do), whatever the entity's kind.
+        let prefix = e.id.split_once('/').map(|(p, _)| p).unwrap_or("entity");
+        let rel = format!("e/{prefix}/{}/index.html", e.slug());
         w.write(&rel, pages::entity(&site, &c3, e).as_bytes())?;
         entity_pages += 1;
     }

@@ -118,17 +118,27 @@ pub fn entity_url(base: &str, id: &str) -> String {
 /// of a known kind prefix (`failure-mode/…`) and a `title`, or one with a `uri` of the form
 /// `kubewhy://<kind>/<slug>`. Existing keys are kept; `url` is added after them.
 pub fn add_urls(value: &mut serde_json::Value, base: &str) {
+    link(value, base, true);
+}
+
+/// Like [`add_urls`], only for objects with a `kubewhy://` `uri` (the MCP wire types that
+/// declare `url`).
+pub(crate) fn add_resource_urls(value: &mut serde_json::Value, base: &str) {
+    link(value, base, false);
+}
+
+fn link(value: &mut serde_json::Value, base: &str, by_id: bool) {
     use serde_json::Value;
     match value {
-        Value::Array(items) => items.iter_mut().for_each(|v| add_urls(v, base)),
+        Value::Array(items) => items.iter_mut().for_each(|v| link(v, base, by_id)),
         Value::Object(map) => {
             for v in map.values_mut() {
-                add_urls(v, base);
+                link(v, base, by_id);
             }
             let is_id = |s: &str| s.split_once('/').is_some_and(|(k, slug)| Kind::from_prefix(k).is_some() && !slug.is_empty());
             let id = match (map.get("uri").and_then(Value::as_str), map.get("id").and_then(Value::as_str)) {
                 (Some(uri), _) if uri.strip_prefix("kubewhy://").is_some_and(is_id) => uri.strip_prefix("kubewhy://").map(str::to_string),
-                (_, Some(id)) if is_id(id) && map.contains_key("title") => Some(id.to_string()),
+                (_, Some(id)) if by_id && is_id(id) && map.contains_key("title") => Some(id.to_string()),
                 _ => None,
             };
             if let Some(id) = id {
@@ -144,6 +154,11 @@ pub fn add_urls(value: &mut serde_json::Value, base: &str) {
 /// The site's routes over `engine` (merged into the HTTP router by [`crate::http::router`]).
 pub fn router(engine: Arc<Engine>, opts: &SiteOptions) -> Router {
     let root = opts.base_url.as_deref().map(base_path).unwrap_or_else(|| "/".to_string());
+    // Build the RDF graph now, off the request path (the engine builds it lazily).
+    let warm = engine.clone();
+    std::thread::spawn(move || {
+        warm.graph();
+    });
     let state = Arc::new(AppState { site: Site::new(engine), ctx: Ctx::server(&root) });
     Router::new()
         .route("/", get(home))

@@ -6,7 +6,7 @@
 //! export render the same pages.
 
 use super::html::{entity_link, esc, markdown, page, property_label, reference, Ctx};
-use super::svg::{diagram, Column, Edge, Node};
+use super::svg::{compact_diagram, diagram, Column, Edge, Node};
 use super::Site;
 use kubewhy_engine::diagnose::Diagnosis;
 use kubewhy_engine::model::{Entity, Kind, KindData, Version, AREAS};
@@ -232,8 +232,17 @@ pub(crate) fn search(site: &Site, ctx: &Ctx, q: &str, kind: Option<Kind>) -> Str
 
 fn list_links(ctx: &Ctx, site: &Site, ids: &[String]) -> String {
     let kb = site.engine.knowledge();
-    let items: Vec<String> = ids.iter().map(|id| entity_link(ctx, id, kb.get(id).map(|e| e.title.as_str()).unwrap_or(id))).collect();
+    let items: Vec<String> = ids.iter().map(|id| maybe_link(ctx, site, id, kb.get(id).map(|e| e.title.as_str()).unwrap_or(id))).collect();
     items.join(", ")
+}
+
+/// A link when the entity is in the graph, else the text alone (a KEP may name a gate `n/a`).
+fn maybe_link(ctx: &Ctx, site: &Site, id: &str, text: &str) -> String {
+    if site.engine.knowledge().get(id).is_some() {
+        entity_link(ctx, id, text)
+    } else {
+        esc(text)
+    }
 }
 
 fn facts(site: &Site, ctx: &Ctx, e: &Entity) -> String {
@@ -735,7 +744,7 @@ pub(crate) fn gates(site: &Site, ctx: &Ctx, version: Option<Version>, stage: &st
         };
         let since = step.map(|s| s.version.as_str()).unwrap_or("");
         let life: Vec<String> = g.step.iter().map(|s| format!("{} {}", s.stage, s.version)).collect();
-        let keps: Vec<String> = g.keps.iter().map(|n| entity_link(ctx, &format!("kep/{n}"), &format!("KEP-{n}"))).collect();
+        let keps: Vec<String> = g.keps.iter().map(|n| maybe_link(ctx, site, &format!("kep/{n}"), &format!("KEP-{n}"))).collect();
         if visible {
             shown += 1;
         }
@@ -830,13 +839,13 @@ pub(crate) fn diagnose(site: &Site, ctx: &Ctx, symptom: &str, version: &str, ans
                         .map(|st| (property_label(&st.relation), vec![Node::entity(&st.id, &st.title, &st.kind, st.id == c.id)]))
                         .collect();
                     let edges: Vec<Edge> = (1..cols.len()).map(|i| ((i - 1, 0), (i, 0))).collect();
-                    let _ = write!(b, "<div class=\"figure\">{}</div>\n", diagram(ctx, &format!("mech-{}", c.rank), &format!("Mechanism of {}", c.title), &cols, &edges));
+                    let _ = write!(b, "<div class=\"figure\">{}</div>\n", compact_diagram(ctx, &format!("mech-{}", c.rank), &format!("Mechanism of {}", c.title), &cols, &edges));
                 }
                 for ev in c.evidence.iter().take(3) {
                     let _ = writeln!(b, "<p class=\"evidence\">Evidence: {} <code>{}</code></p>", esc(&ev.matched), esc(&ev.value));
                 }
                 if !c.summary.is_empty() {
-                    let _ = writeln!(b, "<p>{}</p>", esc(&c.summary));
+                    b.push_str(&markdown(&c.summary));
                 }
                 if !c.checks.is_empty() {
                     b.push_str("<h4>Checks</h4><ul>");
