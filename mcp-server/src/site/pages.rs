@@ -100,7 +100,7 @@ pub(crate) fn home(site: &Site, ctx: &Ctx) -> String {
 
 /// One search result, for the page and the JSON of the static index.
 #[derive(Debug, Clone)]
-pub(crate) struct Result_ {
+pub(crate) struct SearchResult {
     pub(crate) id: String,
     pub(crate) kind: Kind,
     pub(crate) title: String,
@@ -167,7 +167,7 @@ fn query_words(q: &str) -> Vec<String> {
 }
 
 /// Runs a search: `(results shown, hits per kind over the pool)`.
-pub(crate) fn run_search(site: &Site, q: &str, kind: Option<Kind>) -> (Vec<Result_>, BTreeMap<Kind, usize>) {
+pub(crate) fn run_search(site: &Site, q: &str, kind: Option<Kind>) -> (Vec<SearchResult>, BTreeMap<Kind, usize>) {
     let kb = site.engine.knowledge();
     let hits = site.engine.search(q, None, SEARCH_POOL);
     let mut counts: BTreeMap<Kind, usize> = BTreeMap::new();
@@ -179,7 +179,7 @@ pub(crate) fn run_search(site: &Site, q: &str, kind: Option<Kind>) -> (Vec<Resul
         if kind.is_some_and(|k| k != e.kind) || out.len() >= SEARCH_SHOWN {
             continue;
         }
-        out.push(Result_ { id: e.id.clone(), kind: e.kind, title: e.title.clone(), snippet: snippet(&searchable_text(e), &words) });
+        out.push(SearchResult { id: e.id.clone(), kind: e.kind, title: e.title.clone(), snippet: snippet(&searchable_text(e), &words) });
     }
     (out, counts)
 }
@@ -289,9 +289,7 @@ fn facts(site: &Site, ctx: &Ctx, e: &Entity) -> String {
                 rows.push(("A bad value", esc(b)));
             }
         }
-        KindData::FailureMode(fm) => {
-            let _ = fm;
-        }
+        KindData::FailureMode(_) => {}
         KindData::Symptom(s) => {
             rows.push(("Signal", esc(s.signal.as_str())));
             if let Some(t) = &s.text {
@@ -839,7 +837,7 @@ pub(crate) fn diagnose(site: &Site, ctx: &Ctx, symptom: &str, version: &str, ans
                         .map(|st| (property_label(&st.relation), vec![Node::entity(&st.id, &st.title, &st.kind, st.id == c.id)]))
                         .collect();
                     let edges: Vec<Edge> = (1..cols.len()).map(|i| ((i - 1, 0), (i, 0))).collect();
-                    let _ = write!(b, "<div class=\"figure\">{}</div>\n", compact_diagram(ctx, &format!("mech-{}", c.rank), &format!("Mechanism of {}", c.title), &cols, &edges));
+                    let _ = writeln!(b, "<div class=\"figure\">{}</div>", compact_diagram(ctx, &format!("mech-{}", c.rank), &format!("Mechanism of {}", c.title), &cols, &edges));
                 }
                 for ev in c.evidence.iter().take(3) {
                     let _ = writeln!(b, "<p class=\"evidence\">Evidence: {} <code>{}</code></p>", esc(&ev.matched), esc(&ev.value));
