@@ -79,8 +79,9 @@ fn safe_slug(slug: &str) -> bool {
     !slug.is_empty() && slug != "." && slug != ".." && !slug.contains(['/', '\\', '\0'])
 }
 
-/// The prebuilt search index: `{"docs": [{"id", "k" (kind), "t" (title), "a" (aliases),
-/// "x" (symptom text, check command, the start of the body), "s" (a summary)}]}`, in id order.
+/// The prebuilt search index: `{"kinds": {prefix: label} (in listing order), "docs": [{"id",
+/// "k" (kind), "t" (title), "a" (aliases), "x" (symptom text, check command, the start of the
+/// body), "s" (a summary)}]}`, docs in id order.
 pub(crate) fn search_index(site: &Site, _ctx: &Ctx) -> Value {
     let mut docs: Vec<Value> = Vec::new();
     let mut es: Vec<_> = site.engine.knowledge().entities().iter().collect();
@@ -95,7 +96,8 @@ pub(crate) fn search_index(site: &Site, _ctx: &Ctx) -> Value {
         };
         docs.push(json!({"id": e.id, "k": e.kind.prefix(), "t": e.title, "a": e.aliases, "x": x, "s": s}));
     }
-    json!({"docs": docs})
+    let kinds: serde_json::Map<String, Value> = Kind::ALL.iter().map(|k| (k.prefix().to_string(), Value::String(pages::kind_label(*k).to_string()))).collect();
+    json!({"kinds": kinds, "docs": docs})
 }
 
 /// Writes the whole site into `dir` (created if missing; files already there are overwritten).

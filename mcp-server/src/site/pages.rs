@@ -21,7 +21,7 @@ const SEARCH_POOL: usize = 400;
 /// Most boxes per diagram column.
 const MAX_COL: usize = 7;
 
-fn kind_label(k: Kind) -> &'static str {
+pub(crate) fn kind_label(k: Kind) -> &'static str {
     match k {
         Kind::Component => "Components",
         Kind::Loop => "Control loops",

@@ -126,15 +126,24 @@
       shown = shown.slice(0, 50);
       var base = root + "search/?q=" + encodeURIComponent(q);
       var f = '<ul><li><a href="' + esc(base) + '"' + (kind ? "" : ' aria-current="page"') + '>all <span class="count">' + hits.length + "</span></a></li>";
-      Object.keys(counts).sort().forEach(function (k) {
-        f += '<li><a href="' + esc(base + "&kind=" + encodeURIComponent(k)) + '"' + (kind === k ? ' aria-current="page"' : "") + ">" + esc(k) + ' <span class="count">' + counts[k] + "</span></a></li>";
+      var labels = idx.kinds || {};
+      var order = Object.keys(labels);
+      Object.keys(counts).sort(function (a, b) { return order.indexOf(a) - order.indexOf(b); }).forEach(function (k) {
+        f += '<li><a href="' + esc(base + "&kind=" + encodeURIComponent(k)) + '"' + (kind === k ? ' aria-current="page"' : "") + ">" + esc(labels[k] || k) + ' <span class="count">' + counts[k] + "</span></a></li>";
       });
       facets.innerHTML = f + "</ul>";
       status.textContent = shown.length ? (shown.length < total ? "The best " + shown.length + " of " + total + " matches." : shown.length + " matches.") : "No entity matches these words.";
       list.innerHTML = shown.map(function (d) {
-        var text = d.x && d.x.toLowerCase().indexOf(q.toLowerCase().split(/\s+/)[0]) >= 0 ? d.x : (d.s || d.x || "");
+        // A window of the text around the first query word found, else the summary.
+        var text = d.x || "", lower = text.toLowerCase(), at = -1;
+        q.toLowerCase().split(/[^a-z0-9_-]+/).forEach(function (w) {
+          if (w.length < 2) return;
+          var i = lower.indexOf(w);
+          if (i >= 0 && (at < 0 || i < at)) at = i;
+        });
+        var snip = at < 0 ? (d.s || text).slice(0, 240) : (at > 80 ? "…" : "") + text.slice(Math.max(0, at - 80), Math.max(0, at - 80) + 240) + (text.length > at + 160 ? "…" : "");
         return '<li><a class="result" href="' + esc(entityHref(d.id)) + '">' + esc(d.t) + '</a> <span class="badge k-' + esc(d.k) + '">' + esc(d.k) +
-          '</span> <code class="id">' + esc(d.id) + '</code><p class="snippet">' + mark(text.slice(0, 240), q) + "</p></li>";
+          '</span> <code class="id">' + esc(d.id) + '</code><p class="snippet">' + mark(snip, q) + "</p></li>";
       }).join("");
     }).catch(function (e) {
       status.textContent = "The search index could not be loaded (" + e.message + "). Serve this folder over HTTP, e.g. python3 -m http.server.";
