@@ -194,6 +194,39 @@ pub(crate) fn reference(ctx: &Ctx, r: &str) -> String {
     }
 }
 
+/// How an incoming relation reads from its target (`X causedBy this` → "caused by this").
+pub(crate) fn inverse_label(p: &str) -> String {
+    let fixed = match p {
+        "causedBy" => "caused by this",
+        "leadsTo" => "lead to this",
+        "hasUpstreamCause" => "have this as an upstream cause (transitive)",
+        "manifestsAs" => "manifest as this",
+        "inLoop" => "happen in this loop",
+        "involves" => "involve this",
+        "partOf" => "parts of this",
+        "talksTo" => "talk to this",
+        "reads" => "read this",
+        "writes" => "write this",
+        "emits" => "emit this",
+        "emittedBy" => "emitted by this",
+        "exposedBy" => "exposed by this",
+        "concernsField" => "concern this field",
+        "observableVia" => "observable via this",
+        "diagnosedBy" => "diagnosed by this",
+        "fixedBy" => "fixed by this",
+        "describedIn" => "described in this",
+        "gatedBy" => "gated by this",
+        "concerns" => "myths about this",
+        "seeAlso" => "list this under see also",
+        _ => "",
+    };
+    if fixed.is_empty() {
+        format!("{} this", property_label(p))
+    } else {
+        fixed.to_string()
+    }
+}
+
 /// Splits a camelCase ontology property into words (`manifestsAs` → "manifests as").
 pub(crate) fn property_label(p: &str) -> String {
     let mut o = String::new();

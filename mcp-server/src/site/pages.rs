@@ -5,7 +5,7 @@
 //! Every function is pure over the [`Site`] and a link context, so the live server and the static
 //! export render the same pages.
 
-use super::html::{entity_link, esc, markdown, page, property_label, reference, Ctx};
+use super::html::{entity_link, esc, inverse_label, markdown, page, property_label, reference, Ctx};
 use super::svg::{compact_diagram, diagram, Column, Edge, Node};
 use super::Site;
 use kubewhy_engine::diagnose::Diagnosis;
@@ -614,7 +614,7 @@ pub(crate) fn entity(site: &Site, ctx: &Ctx, e: &Entity) -> String {
                 by.entry(r.property.as_str()).or_default().push(r);
             }
             for (prop, list) in by {
-                let label = if cls == "incoming" { format!("{} (this)", property_label(prop)) } else { property_label(prop) };
+                let label = if cls == "incoming" { inverse_label(prop) } else { property_label(prop) };
                 let _ = write!(b, "<h4>{} <span class=\"count\">{}</span></h4><ul class=\"rel\" data-property=\"{}\">", esc(&label), list.len(), esc(prop));
                 for r in list {
                     let known = kb.get(&r.id).is_some();
