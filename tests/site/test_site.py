@@ -216,6 +216,19 @@ def test_browse_search_relation_diagnose_and_chain(server, browser):
     assert d.execute_script("return arguments[0].getBBox().width", svg) > 0
     shot(d, "serve-chain")
 
+    # A feature gate's page and a KEP's page link each other.
+    d.get(server + "/e/feature-gate/SidecarContainers")
+    check_page(d)
+    assert d.find_elements(By.CSS_SELECTOR, "table.lifecycle tbody tr"), "no lifecycle table"
+    kep = d.find_element(By.CSS_SELECTOR, "a[href='/e/kep/753']")
+    shot(d, "serve-gate")
+    kep.click()
+    wait(d, EC.url_contains("/e/kep/753"))
+    check_page(d)
+    assert "KEP" in d.title or "Sidecar" in d.find_element(By.TAG_NAME, "h1").text
+    assert d.find_elements(By.CSS_SELECTOR, "a[href='/e/feature-gate/SidecarContainers']"), "the KEP does not link its gate"
+    shot(d, "serve-kep")
+
     # The gate table, the SPARQL page.
     d.get(server + "/gates?version=1.30")
     check_page(d)
