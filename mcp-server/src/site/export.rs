@@ -82,7 +82,7 @@ fn safe_slug(slug: &str) -> bool {
 /// The prebuilt search index: `{"kinds": {prefix: label} (in listing order), "docs": [{"id",
 /// "k" (kind), "t" (title), "a" (aliases), "x" (symptom text, check command, the start of the
 /// body), "s" (a summary)}]}`, docs in id order.
-pub(crate) fn search_index(site: &Site, _ctx: &Ctx) -> Value {
+pub(crate) fn search_index(site: &Site) -> Value {
     let mut docs: Vec<Value> = Vec::new();
     let mut es: Vec<_> = site.engine.knowledge().entities().iter().collect();
     es.sort_by(|a, b| a.id.cmp(&b.id));
@@ -121,7 +121,7 @@ pub fn export(engine: Arc<Engine>, dir: &Path, opts: &ExportOptions) -> Result<E
     w.write("404.html", pages::not_found(&ctx(0), "This page is not part of the exported site.").as_bytes())?;
     w.write("assets/site.css", SITE_CSS.as_bytes())?;
     w.write("assets/site.js", SITE_JS.as_bytes())?;
-    w.write("search-index.json", search_index(&site, &ctx(0)).to_string().as_bytes())?;
+    w.write("search-index.json", search_index(&site).to_string().as_bytes())?;
     let ttl = site.engine.graph().export("turtle").map_err(|e| ExportError::Graph(e.to_string()))?;
     w.write("graph.ttl", ttl.as_bytes())?;
     for k in Kind::ALL {

@@ -366,7 +366,7 @@ async fn sparql_post(State(st): State<Arc<AppState>>, headers: HeaderMap, RawQue
 
 async fn search_index(State(st): State<Arc<AppState>>) -> Response {
     blocking(st, |s| {
-        let json = export::search_index(&s.site, &Ctx::server(&s.ctx.root)).to_string();
+        let json = export::search_index(&s.site).to_string();
         secure(([(header::CONTENT_TYPE, "application/json")], json).into_response())
     })
     .await
