@@ -78,6 +78,9 @@ pub struct Engine {
     graph: std::sync::OnceLock<Graph>,
     index: SearchIndex,
     matcher: Matcher,
+    /// Normalized titles and aliases (see `normalize_name`) to the ids of the entities
+    /// that carry them, symptoms, checks and fixes left out.
+    names: std::collections::HashMap<String, Vec<String>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -223,7 +226,19 @@ impl Engine {
             (index, m.join())
         });
         let matcher = matcher.unwrap_or_else(|_| Matcher::new(&kb));
-        Ok(Engine { kb, graph: std::sync::OnceLock::new(), index: index?, matcher })
+        let mut names: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+        for e in kb.entities() {
+            if matches!(e.kind, Kind::Symptom | Kind::Check | Kind::Fix) {
+                continue;
+            }
+            for n in std::iter::once(e.title.as_str()).chain(e.aliases.iter().map(String::as_str)) {
+                let ids = names.entry(normalize_name(n)).or_default();
+                if !ids.contains(&e.id) {
+                    ids.push(e.id.clone());
+                }
+            }
+        }
+        Ok(Engine { kb, graph: std::sync::OnceLock::new(), index: index?, matcher, names })
     }
 
     /// The knowledge base.
@@ -252,8 +267,46 @@ impl Engine {
     }
 
     /// Full-text search over all entities (or only `kinds`), at most `limit` hits, best first.
+    ///
+    /// BM25 ranks the hits; then names win over words: an entity whose title or an alias
+    /// *is* the query (case and spacing ignored) comes first, and one whose title or alias
+    /// contains the query as a phrase gets its score doubled. So "insufficient cpu" finds
+    /// the failure mode that has the alias "Insufficient cpu" before pages that merely use
+    /// both words often. Symptom, check and fix entities never take the exact-name place.
     pub fn search(&self, text: &str, kinds: Option<&[Kind]>, limit: usize) -> Vec<Hit> {
-        self.index.search(text, kinds, limit).unwrap_or_default()
+        let mut hits = self.index.search(text, kinds, limit.saturating_add(32)).unwrap_or_default();
+        let query = normalize_name(text);
+        let words = query.split(' ').filter(|w| !w.is_empty()).count();
+        if words == 0 {
+            hits.truncate(limit);
+            return hits;
+        }
+        let allowed = |e: &Entity| kinds.is_none_or(|ks| ks.contains(&e.kind));
+        let names = |e: &Entity| {
+            std::iter::once(e.title.as_str()).chain(e.aliases.iter().map(String::as_str)).map(normalize_name).collect::<Vec<_>>()
+        };
+        let top = hits.iter().map(|h| h.score).fold(0.0f32, f32::max);
+        for h in &mut hits {
+            let Some(e) = self.kb.get(&h.id) else { continue };
+            let ns = names(e);
+            let named = !matches!(e.kind, Kind::Symptom | Kind::Check | Kind::Fix);
+            if named && ns.iter().any(|n| *n == query) {
+                h.score += top * 2.0 + 1.0;
+            } else if words >= 2 && ns.iter().any(|n| contains_phrase(n, &query)) {
+                h.score *= 2.0;
+            }
+        }
+        // An exact name that BM25 left out of the window still belongs on top.
+        for id in self.names.get(&query).into_iter().flatten() {
+            if let Some(e) = self.kb.get(id) {
+                if allowed(e) && !hits.iter().any(|h| h.id == e.id) {
+                    hits.push(Hit { id: e.id.clone(), score: top * 2.0 + 1.0 });
+                }
+            }
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        hits.truncate(limit);
+        hits
     }
 
     /// Runs a read-only SPARQL query (see [`Graph::query`]).
@@ -473,4 +526,23 @@ mod tests {
         fn check<T: Send + Sync>() {}
         check::<super::Engine>();
     }
+}
+
+/// Lowercases and keeps letters, digits, `.`, `/` and `-`, other runs of characters become one space.
+fn normalize_name(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_alphanumeric() || matches!(c, '.' | '/' | '-') {
+            out.extend(c.to_lowercase());
+        } else if !out.ends_with(' ') {
+            out.push(' ');
+        }
+    }
+    out.trim().to_string()
+}
+
+/// Whether `phrase` occurs in `name` on word boundaries (both normalized).
+fn contains_phrase(name: &str, phrase: &str) -> bool {
+    let padded = format!(" {name} ");
+    padded.contains(&format!(" {phrase} "))
 }

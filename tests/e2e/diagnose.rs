@@ -159,3 +159,22 @@ fn top_candidates_get_checks_that_tell_them_apart() {
         assert!(!k.versus.is_empty() && !k.versus.contains(&k.confirms));
     }
 }
+
+/// A query that is an entity's name (an alias here) ranks that entity first, ahead of pages
+/// that only use the same words often (the CFS-throttling failure mode says "cpu" a lot).
+#[test]
+fn search_ranks_an_exact_alias_first() {
+    let top = |q: &str, kinds: Option<&[kubewhy_engine::model::Kind]>| {
+        engine().search(q, kinds, 5).into_iter().map(|h| h.id).collect::<Vec<_>>()
+    };
+    let hits = top("insufficient cpu", None);
+    assert_eq!(hits.first().map(String::as_str), Some("failure-mode/insufficient-resources"), "{hits:?}");
+    let hits = top("  Insufficient   CPU ", Some(&[kubewhy_engine::model::Kind::FailureMode]));
+    assert_eq!(hits.first().map(String::as_str), Some("failure-mode/insufficient-resources"), "{hits:?}");
+    // A kind filter still applies to exact names.
+    let hits = top("insufficient cpu", Some(&[kubewhy_engine::model::Kind::Loop]));
+    assert!(hits.iter().all(|id| id.starts_with("loop/")), "{hits:?}");
+    // Words that are nobody's name keep the plain BM25 order.
+    let hits = top("cpu throttling quota period", None);
+    assert_eq!(hits.first().map(String::as_str), Some("failure-mode/cpu-throttling-limit"), "{hits:?}");
+}
