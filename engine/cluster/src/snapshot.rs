@@ -67,6 +67,8 @@ pub enum SnapshotError {
 /// A loaded snapshot: the state and what was noticed on the way.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
+    /// The file or directory read.
+    pub path: PathBuf,
     /// The objects, the version (when a version file was present) and the kinds absent.
     pub state: ClusterState,
     /// Files read.
@@ -93,7 +95,7 @@ pub fn load(path: &Path) -> Result<Snapshot, SnapshotError> {
         files.push(path.to_path_buf());
     }
     files.sort();
-    let mut snap = Snapshot::default();
+    let mut snap = Snapshot { path: path.to_path_buf(), ..Snapshot::default() };
     let mut seen = std::collections::BTreeSet::new();
     for file in &files {
         let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
