@@ -92,6 +92,7 @@ pub struct ProbeOutcome {
     pub missing: Vec<(ResourceKind, Unavailable)>,
 }
 
+mod common;
 pub mod apiserver;
 pub mod controllers;
 pub mod dns;
