@@ -36,7 +36,7 @@ pub struct Collected {
 }
 
 /// Progress of a scan: after each kind, the kind, how many kinds are done and how many in all.
-pub type Progress<'a> = &'a mut dyn FnMut(ResourceKind, usize, usize);
+pub type Progress<'a> = &'a mut (dyn FnMut(ResourceKind, usize, usize) + Send);
 
 /// Errors of [`object`].
 #[derive(Debug, thiserror::Error)]
@@ -108,6 +108,11 @@ impl<'a> Reader<'a> {
 
     fn fail(&mut self, kind: ResourceKind, e: ReadError) {
         tracing::info!(kind = %kind, error = %e, "kind unavailable");
+        if let Cluster::Snapshot(_) = self.cluster {
+            // One notice for all the kinds a snapshot lacks (see `finish`).
+            self.failed.insert(kind, e);
+            return;
+        }
         self.notices.push(match &e {
             ReadError::Forbidden(m) => format!("{m} (probes that need {} report unknown)", kind.plural()),
             other => format!("{other} (probes that need {} report unknown)", kind.plural()),
@@ -117,6 +122,15 @@ impl<'a> Reader<'a> {
 
     fn finish(mut self, target: Option<ObjectRef>, related: BTreeSet<ObjectRef>) -> Collected {
         self.state.dedup();
+        if let Cluster::Snapshot(s) = self.cluster {
+            let mut notices = s.notices.clone();
+            if !self.failed.is_empty() {
+                let kinds: Vec<&str> = self.failed.keys().map(|k| k.plural()).collect();
+                notices.push(format!("the snapshot has no {} (probes that need them report unknown)", kinds.join(", ")));
+            }
+            notices.append(&mut self.notices);
+            self.notices = notices;
+        }
         for (kind, e) in &self.failed {
             self.state.unavailable.insert(*kind, e.unavailable());
             self.state.loaded.remove(kind);
@@ -137,10 +151,16 @@ impl<'a> Reader<'a> {
 /// Reads every kind in `scope` (cluster-scoped kinds always) and the server version.
 /// `progress` is called after each kind.
 pub async fn scan(cluster: &Cluster, scope: &Scope, progress: Progress<'_>) -> Collected {
+    kinds(cluster, scope, ResourceKind::ALL, progress).await
+}
+
+/// Like [`scan`], for the given kinds only (`verify "<symptom>"` reads what the probes of
+/// its candidates need).
+pub async fn kinds(cluster: &Cluster, scope: &Scope, kinds: &[ResourceKind], progress: Progress<'_>) -> Collected {
     let mut r = Reader::new(cluster);
     r.version().await;
-    let total = ResourceKind::ALL.len();
-    for (i, kind) in ResourceKind::ALL.iter().enumerate() {
+    let total = kinds.len();
+    for (i, kind) in kinds.iter().enumerate() {
         r.list(*kind, scope, None).await;
         progress(*kind, i + 1, total);
     }

@@ -448,6 +448,18 @@ pub struct VerifyOptions {
     pub top: usize,
 }
 
+/// The kinds the probes of `text`'s top candidates need (what `verify "<symptom>"` reads),
+/// in [`ResourceKind::ALL`] order.
+///
+/// # Errors
+/// The diagnosis's errors (empty or oversized text).
+pub fn kinds_for_symptom(engine: &Engine, text: &str, opts: VerifyOptions, cluster_version: Option<Version>) -> Result<Vec<ResourceKind>, DiagnoseError> {
+    let d = engine.diagnose(text, DiagnoseOptions { k8s_version: opts.k8s_version.or(cluster_version), top: opts.top.max(1) })?;
+    let need: BTreeSet<ResourceKind> =
+        d.candidates.iter().flat_map(|c| probes::for_failure_mode(&c.id)).flat_map(|p| p.needs.iter().copied()).collect();
+    Ok(ResourceKind::ALL.iter().copied().filter(|k| need.contains(k)).collect())
+}
+
 /// `verify "<symptom>"`: diagnoses `text` at the cluster's version, runs the probes of the
 /// top candidates over the collected state and re-ranks them ([`rerank`]).
 ///

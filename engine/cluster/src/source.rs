@@ -305,6 +305,24 @@ fn snapshot_list(
     }
 }
 
+/// `KIND/NAME` as kubectl takes it: one word, a kind kubewhy reads (any spelling
+/// [`ResourceKind::parse`] accepts: `pod`, `po`, `pods`, `deployment.apps`) and a non-empty
+/// name of DNS characters. `None` for anything else (a symptom text, a Secret).
+pub fn parse_object(w: &str) -> Option<(ResourceKind, String)> {
+    let w = w.trim();
+    if w.chars().any(char::is_whitespace) {
+        return None;
+    }
+    let (k, name) = w.split_once('/')?;
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | ':' | '_')) {
+        return None;
+    }
+    ResourceKind::parse(k).map(|k| (k, name.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,5 +344,28 @@ mod tests {
         let f = FieldFilter::InvolvedObject { kind: "Pod".into(), name: "web-0".into() };
         assert_eq!(f.selector(), "involvedObject.kind=Pod,involvedObject.name=web-0");
         assert_eq!(FieldFilter::PodsOnNode("n1".into()).selector(), "spec.nodeName=n1");
+    }
+}
+
+/// Errors of [`open`].
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The snapshot could not be read.
+    #[error(transparent)]
+    Snapshot(#[from] crate::snapshot::SnapshotError),
+    /// The live cluster's configuration could not be used.
+    #[error(transparent)]
+    Connect(#[from] crate::live::ConnectError),
+}
+
+/// Opens a cluster: the snapshot at `snapshot` when given, else the live cluster of `live`
+/// (kubeconfig, context, in-cluster). Must run inside a Tokio runtime for a live cluster.
+///
+/// # Errors
+/// [`OpenError`]: an unreadable snapshot or an unusable configuration.
+pub async fn open(snapshot: Option<&std::path::Path>, live: &crate::live::LiveOptions) -> Result<Cluster, OpenError> {
+    match snapshot {
+        Some(p) => Ok(Cluster::Snapshot(Box::new(crate::snapshot::load(p)?))),
+        None => Ok(Cluster::Live(Box::new(LiveCluster::connect(live).await?))),
     }
 }
