@@ -73,6 +73,25 @@ impl Objects {
         self
     }
 
+    /// Writes the objects as a snapshot directory, as `kubectl get KIND -A -o json` would:
+    /// one `List` file per resource (`pods.json`, `deployments.apps.json`), plus
+    /// `version.json` with `git_version` (the raw `/version` shape).
+    pub fn write_snapshot(&self, dir: &Path, git_version: &str) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let mut by: std::collections::BTreeMap<(String, String), Vec<Value>> = std::collections::BTreeMap::new();
+        for o in &self.items {
+            let group = o.prefix.strip_prefix("/apis/").and_then(|g| g.split('/').next()).unwrap_or("").to_string();
+            by.entry((o.plural.clone(), group)).or_default().push(o.value.clone());
+        }
+        for ((plural, group), items) in by {
+            let file = if group.is_empty() { format!("{plural}.json") } else { format!("{plural}.{group}.json") };
+            let list = json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items});
+            std::fs::write(dir.join(file), serde_json::to_string_pretty(&list)?)?;
+        }
+        std::fs::write(dir.join("version.json"), json!({"major": "1", "minor": "33", "gitVersion": git_version}).to_string())?;
+        Ok(())
+    }
+
     /// How many objects are stored.
     pub fn len(&self) -> usize {
         self.items.len()
