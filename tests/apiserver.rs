@@ -92,6 +92,62 @@ impl Objects {
         Ok(())
     }
 
+    /// The files `kubectl cluster-info dump --output-directory DIR` writes for these objects,
+    /// as (path relative to DIR, content), in the order kubectl writes them; concatenated,
+    /// the contents are what it prints to stdout. Follows
+    /// kubernetes/kubectl:pkg/cmd/clusterinfo/clusterinfo_dump.go `Run`: `nodes.json`, then
+    /// per namespace `events`, `replication-controllers`, `services`, `daemonsets`,
+    /// `deployments`, `replicasets`, `pods` (typed lists whose items carry no kind) and one
+    /// `<pod>/logs.txt` with a START/END section per container. `namespaces`: the namespaces
+    /// dumped (all of them with `--all-namespaces`).
+    pub fn cluster_info_dump(&self, namespaces: &[&str]) -> Vec<(String, String)> {
+        let list = |kind: &str, api: &str, items: Vec<Value>| -> String {
+            let items: Vec<Value> = items
+                .into_iter()
+                .map(|mut v| {
+                    if let Some(o) = v.as_object_mut() {
+                        o.remove("kind");
+                        o.remove("apiVersion");
+                    }
+                    v
+                })
+                .collect();
+            let mut t = serde_json::to_string_pretty(&json!({"kind": kind, "apiVersion": api, "metadata": {"resourceVersion": "1000"}, "items": items}))
+                .expect("json");
+            t.push('\n');
+            t
+        };
+        let pick = |plural: &str, ns: Option<&str>| -> Vec<Value> {
+            self.items.iter().filter(|o| o.plural == plural && o.namespace.as_deref() == ns).map(|o| o.value.clone()).collect()
+        };
+        let mut out = vec![("nodes.json".to_string(), list("NodeList", "v1", pick("nodes", None)))];
+        for ns in namespaces {
+            for (file, plural, kind, api) in [
+                ("events", "events", "EventList", "v1"),
+                ("replication-controllers", "replicationcontrollers", "ReplicationControllerList", "v1"),
+                ("services", "services", "ServiceList", "v1"),
+                ("daemonsets", "daemonsets", "DaemonSetList", "apps/v1"),
+                ("deployments", "deployments", "DeploymentList", "apps/v1"),
+                ("replicasets", "replicasets", "ReplicaSetList", "apps/v1"),
+                ("pods", "pods", "PodList", "v1"),
+            ] {
+                out.push((format!("{ns}/{file}.json"), list(kind, api, pick(plural, Some(ns)))));
+            }
+            for pod in pick("pods", Some(ns)) {
+                let name = pod["metadata"]["name"].as_str().unwrap_or("").to_string();
+                let mut logs = String::new();
+                for c in pod["spec"]["containers"].as_array().into_iter().flatten() {
+                    let c = c["name"].as_str().unwrap_or("");
+                    logs.push_str(&format!("==== START logs for container {c} of pod {ns}/{name} ====\n"));
+                    logs.push_str("{\"level\":\"info\",\"msg\":\"listening on :8080\"}\nGET /healthz 404\n");
+                    logs.push_str(&format!("==== END logs for container {c} of pod {ns}/{name} ====\n"));
+                }
+                out.push((format!("{ns}/{name}/logs.txt"), logs));
+            }
+        }
+        out
+    }
+
     /// How many objects are stored.
     pub fn len(&self) -> usize {
         self.items.len()

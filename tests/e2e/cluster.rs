@@ -191,3 +191,71 @@ fn unreachable_cluster_exits_4_without_credentials() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("/nonexistent/kubeconfig"));
 }
+
+/// `kubectl cluster-info dump` layouts: to stdout (one file, log sections inline), with
+/// `--output-directory` (one file per list, logs.txt per pod), with and without
+/// `--all-namespaces`; plus `kubectl get -A -o yaml` multi-document files.
+#[test]
+fn snapshots_in_kubectl_layouts() {
+    let objects = scenarios::lab();
+    let dir = tempdir("layouts");
+    // --all-namespaces to stdout, saved in a file without a .json extension.
+    let files = objects.cluster_info_dump(&["default", "kube-node-lease", "shop"]);
+    let stdout: String = files.iter().map(|(_, t)| t.as_str()).collect();
+    let dump = dir.join("cluster-info.dump");
+    std::fs::write(&dump, &stdout).expect("write");
+    // --output-directory (current namespace + kube-system: here `shop` only has objects).
+    let out_dir = dir.join("dump-dir");
+    for (rel, text) in objects.cluster_info_dump(&["kube-system", "shop"]) {
+        let p = out_dir.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+    for snap in [dump.as_path(), out_dir.as_path()] {
+        let (code, out, err) = kubewhy(&["scan", "-A", "--snapshot", snap.to_str().expect("utf8"), "--output", "json"], "");
+        assert_eq!(code, 1, "{}: {err}", snap.display());
+        let v: Value = serde_json::from_str(&out).expect("json");
+        for fm in ["failure-mode/insufficient-resources", "failure-mode/liveness-probe-wrong-path", "failure-mode/service-selector-mismatch"] {
+            assert!(finding(&v, fm).is_some(), "{}: {fm} not found in {}", snap.display(), v["findings"]);
+        }
+        assert_eq!(v["source"]["api_calls"], 0);
+        let notices = v["notices"].to_string();
+        assert!(notices.contains("the snapshot has no"), "kinds a dump lacks are named: {notices}");
+    }
+    // A dump directory with the stdout dump inside it too: the same objects are not doubled.
+    std::fs::write(out_dir.join("cluster-info.dump"), &stdout).expect("write");
+    let (_, out, _) = kubewhy(&["scan", "-A", "--snapshot", out_dir.to_str().expect("utf8"), "--output", "json"], "");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(objects_of(&v, "failure-mode/insufficient-resources"), 1);
+    // Multi-document YAML (`kubectl get pods,nodes -A -o yaml` per kind, joined with ---).
+    let yaml_dir = dir.join("yaml");
+    std::fs::create_dir_all(&yaml_dir).expect("mkdir");
+    let mut yaml = String::new();
+    for (rel, text) in objects.cluster_info_dump(&["shop"]).iter().filter(|(r, _)| r.ends_with(".json")) {
+        let v: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        yaml.push_str("---\n");
+        yaml.push_str(&serde_yaml_ng::to_string(&v).expect("yaml"));
+    }
+    std::fs::write(yaml_dir.join("all.yaml"), yaml).expect("write");
+    std::fs::write(yaml_dir.join("version.json"), r#"{"clientVersion": {"gitVersion": "v1.34.0"}, "serverVersion": {"major": "1", "minor": "31", "gitVersion": "v1.31.5"}}"#).expect("write");
+    let (code, out, _) = kubewhy(&["scan", "-A", "--snapshot", yaml_dir.to_str().expect("utf8"), "--output", "json"], "");
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["source"]["server_version"], "v1.31.5", "the server version of `kubectl version -o json`");
+    assert!(finding(&v, "failure-mode/insufficient-resources").is_some());
+    // Bad input names the file and line.
+    let bad = dir.join("bad");
+    std::fs::create_dir_all(&bad).expect("mkdir");
+    std::fs::write(bad.join("pods.json"), "{\"kind\": \"PodList\",\n \"items\": [\n  {\"metadata\": {\"name\": \"x\"}, \"spec\": {\"containers\": 3}}]}").expect("write");
+    let (code, _, err) = kubewhy(&["scan", "--snapshot", bad.to_str().expect("utf8")], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("pods.json") && err.contains("Pod x"), "{err}");
+    std::fs::write(bad.join("pods.json"), "{\"kind\": \"PodList\",\n \"items\": [\n").expect("write");
+    let (code, _, err) = kubewhy(&["scan", "--snapshot", bad.to_str().expect("utf8")], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("pods.json:"), "{err}");
+}
+
+fn objects_of(v: &Value, fm: &str) -> usize {
+    finding(v, fm).map(|f| f["objects"].as_array().map_or(0, Vec::len)).unwrap_or(0)
+}
