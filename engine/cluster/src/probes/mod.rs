@@ -93,6 +93,8 @@ pub struct ProbeOutcome {
 }
 
 mod common;
+mod lint;
+pub use lint::{lint, lint_checks, lint_with};
 pub mod apiserver;
 pub mod controllers;
 pub mod dns;
