@@ -469,7 +469,7 @@ mod tests {
                 "containers": [{"name": "app", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}]
             }
         }))
-        .unwrap();
+        .expect("a valid pod");
         let r = pod_requests(&pod);
         assert!((r["cpu"] - 2.1).abs() < 1e-9, "{r:?}");
         assert_eq!(r["memory"], 1073741824.0);

@@ -95,6 +95,8 @@ pub struct ProbeOutcome {
 mod common;
 mod lint;
 pub use lint::{lint, lint_checks, lint_with};
+#[cfg(test)]
+mod tests;
 pub mod apiserver;
 pub mod controllers;
 pub mod dns;
