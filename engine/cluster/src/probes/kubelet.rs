@@ -4,8 +4,8 @@
 //! Container state reasons: `CrashLoopBackOff`, `CreateContainerConfigError`
 //! (`kubernetes/kubernetes:pkg/kubelet/kuberuntime/kuberuntime_container.go`,
 //! `pkg/kubelet/container/sync_result.go`), `ErrImagePull`, `ImagePullBackOff`,
-//! `InvalidImageName` (`kubernetes/kubernetes:pkg/kubelet/images/types.go`), `OOMKilled`
-//! (set from the runtime's status, `kubernetes/kubernetes:pkg/kubelet/kuberuntime/kuberuntime_container.go`).
+//! `InvalidImageName` (`kubernetes/kubernetes:pkg/kubelet/images/types.go`); `OOMKilled` is
+//! the termination reason the container runtime reports through CRI after an OOM kill.
 //! Event reasons `Unhealthy`, `Killing`, `Failed`, `BackOff` from
 //! `kubernetes/kubernetes:pkg/kubelet/events/event.go`.
 
@@ -282,10 +282,10 @@ fn crashloop_app_error(state: &ClusterState) -> Vec<Finding> {
     out
 }
 
-/// `crashloop-command-not-found`: last termination exit code 126/127, or reason
-/// `StartError`/`ContainerCannotRun` with "executable file not found" / "no such file or
-/// directory" / "permission denied" in the message (the runtime's exec error, e.g.
-/// `opencontainers/runc:libcontainer/standard_init_linux.go`).
+/// `crashloop-command-not-found`: last termination exit code 126/127 (the shell's "cannot
+/// execute" / "not found"), or reason `StartError`/`ContainerCannotRun` whose message holds
+/// "executable file not found" (`golang/go:src/os/exec/lp_unix.go`, as runtimes report it) or
+/// "no such file or directory".
 fn crashloop_command_not_found(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in &state.pods {
@@ -452,14 +452,13 @@ fn liveness_wrong_path(state: &ClusterState) -> Vec<Finding> {
     liveness_with(state, &refs, "gets an HTTP 4xx from the configured path or port")
 }
 
-/// `liveness-probe-timeout`: the liveness probe's HTTP client or exec timed out
-/// ("context deadline exceeded", "Client.Timeout exceeded while awaiting headers" from Go's
-/// `net/http`, "timeout: failed to connect service" from gRPC probes, or "command timed
-/// out" from exec probes, `kubernetes/kubernetes:pkg/probe/exec/exec.go`).
+/// `liveness-probe-timeout`: the liveness probe's HTTP request timed out ("context deadline
+/// exceeded (Client.Timeout exceeded while awaiting headers)", Go's
+/// `golang/go:src/net/http/client.go`, as the knowledge's symptom templates record it).
 fn liveness_timeout(state: &ClusterState) -> Vec<Finding> {
     liveness_with(
         state,
-        &["context deadline exceeded", "Client.Timeout exceeded", "command timed out", "timeout: failed to connect service"],
+        &["context deadline exceeded", "Client.Timeout exceeded"],
         "does not answer within timeoutSeconds",
     )
 }
@@ -725,7 +724,7 @@ fn pleg_not_healthy(state: &ClusterState) -> Vec<Finding> {
 }
 
 /// `container-runtime-down`: `Ready=False` with "container runtime is down"
-/// (`kubernetes/kubernetes:pkg/kubelet/kubelet.go`, runtime state checks).
+/// (`kubernetes/kubernetes:pkg/kubelet/runtime.go`, the kubelet's runtime state).
 fn container_runtime_down(state: &ClusterState) -> Vec<Finding> {
     ready_message_contains(state, &["container runtime is down", "container runtime status check may not have completed yet"], "the kubelet cannot reach the container runtime, so the node is NotReady")
 }

@@ -540,8 +540,9 @@ fn scheduler_name_not_running(state: &ClusterState) -> Vec<Finding> {
 }
 
 /// `pod-scheduling-gated`: `spec.schedulingGates` not empty and `PodScheduled=False` with
-/// reason `SchedulingGated` (`PodReasonSchedulingGated`,
-/// `kubernetes/kubernetes:staging/src/k8s.io/api/core/v1/types.go`) for more than 10 minutes.
+/// reason `SchedulingGated` (set when the pod is created with gates,
+/// `kubernetes/kubernetes:pkg/registry/core/pod/strategy.go`, "Scheduling is blocked due to
+/// non-empty scheduling gates") for more than 10 minutes.
 fn pod_scheduling_gated(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in &state.pods {
