@@ -190,6 +190,7 @@ fn host_network_daemons_of_the_system_namespaces_are_left_alone() {
     let p = |ns: &str, policy: Option<&str>| {
         let mut v = bound("agent", ns, "n1", "0", "Running", json!({}));
         v["spec"]["hostNetwork"] = json!(true);
+        v["spec"]["containers"][0]["env"] = json!([{"name": "SINK", "value": "http://collector.logging.svc:4318"}]);
         if let Some(pol) = policy {
             v["spec"]["dnsPolicy"] = json!(pol);
         }
@@ -198,6 +199,10 @@ fn host_network_daemons_of_the_system_namespaces_are_left_alone() {
     assert!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![p("kube-system", Some("ClusterFirst"))]).is_empty());
     assert!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![p("logging", Some("ClusterFirstWithHostNet"))]).is_empty());
     assert_eq!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![p("logging", None)]), ["Pod logging/agent"]);
+    // A node agent that names no cluster Service does not need the cluster DNS.
+    let mut exporter = p("monitoring", None);
+    exporter["spec"]["containers"][0]["env"] = json!([]);
+    assert!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![exporter]).is_empty());
 }
 
 fn webhook(policy: Option<&str>, namespace_selector: Value) -> Value {
