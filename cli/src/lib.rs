@@ -520,7 +520,10 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
                 }
             };
             let n_files = files.len();
-            let (kb, diags) = knowledge::load_sources(files);
+            let (kb, mut diags) = knowledge::load_sources(files);
+            // Probe ids named by checks (and, for the whole built-in graph, every probe's
+            // failure mode naming it): kubewhy-cluster's probe lint.
+            diags.extend(if dir.is_some() { kubewhy_cluster::probes::lint_checks(&kb) } else { kubewhy_cluster::probes::lint(&kb) });
             let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
             let warnings = diags.len() - errors;
             let text = match output {

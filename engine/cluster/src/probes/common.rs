@@ -133,6 +133,45 @@ pub(crate) fn events_for<'a>(state: &'a ClusterState, kind: &str, meta: &ObjectM
     v
 }
 
+/// Events indexed by `involvedObject` (kind, namespace, name), built once per probe run
+/// so that looking up the events of many objects stays linear in the number of events.
+pub(crate) struct EventIndex<'a> {
+    by_object: std::collections::HashMap<(&'a str, &'a str, &'a str), Vec<&'a Event>>,
+}
+
+impl<'a> EventIndex<'a> {
+    /// Indexes every event of the state.
+    pub(crate) fn new(state: &'a ClusterState) -> EventIndex<'a> {
+        let mut by_object: std::collections::HashMap<(&str, &str, &str), Vec<&Event>> = std::collections::HashMap::new();
+        for e in &state.events {
+            let o = &e.involved_object;
+            let key = (o.kind.as_deref().unwrap_or(""), o.namespace.as_deref().unwrap_or(""), o.name.as_deref().unwrap_or(""));
+            by_object.entry(key).or_default().push(e);
+        }
+        for v in by_object.values_mut() {
+            v.sort_by_key(|e| event_time(e));
+        }
+        EventIndex { by_object }
+    }
+
+    /// Like [`events_for`]: the object's events (uid-checked), oldest first.
+    pub(crate) fn of(&self, kind: &str, meta: &ObjectMeta) -> Vec<&'a Event> {
+        let key = (kind, meta.namespace.as_deref().unwrap_or(""), meta.name.as_deref().unwrap_or(""));
+        self.by_object
+            .get(&key)
+            .map(|v| {
+                v.iter()
+                    .copied()
+                    .filter(|e| match (&e.involved_object.uid, &meta.uid) {
+                        (Some(a), Some(b)) => a == b,
+                        _ => true,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
 /// An event's last time (`lastTimestamp`, else `eventTime`, else `firstTimestamp`).
 pub(crate) fn event_time(e: &Event) -> Option<k8s_openapi::jiff::Timestamp> {
     e.last_timestamp
@@ -469,7 +508,7 @@ mod tests {
                 "containers": [{"name": "app", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}]
             }
         }))
-        .unwrap();
+        .expect("a valid pod");
         let r = pod_requests(&pod);
         assert!((r["cpu"] - 2.1).abs() < 1e-9, "{r:?}");
         assert_eq!(r["memory"], 1073741824.0);

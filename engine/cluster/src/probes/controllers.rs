@@ -174,7 +174,8 @@ const POD_CREATORS: &[(&str, ResourceKind)] = &[
 ];
 
 /// `resourcequota-exceeded`: `FailedCreate` events whose message holds "exceeded quota: "
-/// (the quota admission plugin's refusal,
+/// (any case: older releases wrote "Exceeded"; the quota admission plugin's refusal
+/// "exceeded quota: %s, requested: %s, used: %s, limited: %s",
 /// `kubernetes/kubernetes:staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go`),
 /// one finding per controller, with the quota's used and hard values.
 fn quota_exceeded(state: &ClusterState) -> Vec<Finding> {
@@ -183,7 +184,8 @@ fn quota_exceeded(state: &ClusterState) -> Vec<Finding> {
         let o = &e.involved_object;
         let Some((_, rk)) = POD_CREATORS.iter().find(|(k, _)| o.kind.as_deref() == Some(*k)) else { continue };
         let msg = e.message.as_deref().unwrap_or("");
-        if e.reason.as_deref() != Some("FailedCreate") || !msg.contains("exceeded quota: ") {
+        let Some(at) = msg.to_ascii_lowercase().find("exceeded quota: ") else { continue };
+        if e.reason.as_deref() != Some("FailedCreate") {
             continue;
         }
         let r = ObjectRef { kind: *rk, namespace: o.namespace.clone(), name: o.name.clone().unwrap_or_default() };
@@ -192,7 +194,7 @@ fn quota_exceeded(state: &ClusterState) -> Vec<Finding> {
         }
         let mut ev = vec![event_evidence(e)];
         // "exceeded quota: NAME, requested: …"
-        let qname = msg.split("exceeded quota: ").nth(1).and_then(|s| s.split(',').next()).unwrap_or("");
+        let qname = msg.get(at + "exceeded quota: ".len()..).and_then(|s| s.split(',').next()).unwrap_or("");
         if let Some(q) = state
             .resource_quotas
             .iter()

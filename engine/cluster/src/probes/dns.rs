@@ -16,7 +16,7 @@ pub static PROBES: &[Probe] = &[
     Probe {
         id: "hostnetwork-pod-clusterfirst-uses-node-dns",
         failure_mode: "failure-mode/hostnetwork-pod-clusterfirst-uses-node-dns",
-        title: "hostNetwork pods outside the system namespaces with dnsPolicy ClusterFirst (they get the node's resolver)",
+        title: "hostNetwork pods with dnsPolicy ClusterFirst that use cluster DNS names (they get the node's resolver)",
         needs: &[ResourceKind::Pod],
         subjects: &[ResourceKind::Pod],
         check: hostnetwork_clusterfirst,
@@ -32,8 +32,9 @@ pub static PROBES: &[Probe] = &[
 ];
 
 /// `hostnetwork-pod-clusterfirst-uses-node-dns`: `spec.hostNetwork: true` and `dnsPolicy`
-/// `ClusterFirst` (or unset) on a non-terminal pod outside the system namespaces, where
-/// node daemons legitimately use the node's resolver.
+/// `ClusterFirst` (or unset) on a non-terminal pod outside the system namespaces (where
+/// node daemons legitimately use the node's resolver) whose containers name a cluster DNS
+/// name in an env value, an arg or the command.
 fn hostnetwork_clusterfirst(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in &state.pods {
@@ -45,13 +46,39 @@ fn hostnetwork_clusterfirst(state: &ClusterState) -> Vec<Finding> {
         if policy != "ClusterFirst" {
             continue;
         }
+        // Only pods that visibly use a cluster name: node agents that never resolve one
+        // (node-exporter and the like) are fine on the node's resolver.
+        let Some((field, value)) = cluster_name_reference(spec) else { continue };
         out.push(finding(
             pod_ref(p),
-            "the pod uses the host network with dnsPolicy ClusterFirst, so it resolves through the node's resolv.conf and cannot resolve cluster names".to_string(),
-            vec![Evidence::new(pod_ref(p), "spec.hostNetwork", "true"), Evidence::new(pod_ref(p), "spec.dnsPolicy", policy)],
+            "the pod uses the host network with dnsPolicy ClusterFirst, so it resolves through the node's resolv.conf and cannot resolve the cluster names it uses".to_string(),
+            vec![
+                Evidence::new(pod_ref(p), "spec.hostNetwork", "true"),
+                Evidence::new(pod_ref(p), "spec.dnsPolicy", policy),
+                Evidence::new(pod_ref(p), field, value),
+            ],
         ));
     }
     out
+}
+
+/// The first container env value, arg or command word naming a cluster DNS name (a
+/// `.svc` name or one under `cluster.local`), with its field path.
+fn cluster_name_reference(spec: &k8s_openapi::api::core::v1::PodSpec) -> Option<(String, String)> {
+    let names_cluster = |v: &str| v.contains(".svc.") || v.ends_with(".svc") || v.contains(".svc:") || v.contains("cluster.local");
+    for c in spec.containers.iter().chain(spec.init_containers.iter().flatten()) {
+        for e in c.env.iter().flatten() {
+            if let Some(v) = e.value.as_deref().filter(|v| names_cluster(v)) {
+                return Some((format!("spec.containers[name={}].env[name={}].value", c.name, e.name), v.to_string()));
+            }
+        }
+        for (what, list) in [("args", &c.args), ("command", &c.command)] {
+            if let Some(v) = list.iter().flatten().find(|v| names_cluster(v)) {
+                return Some((format!("spec.containers[name={}].{what}", c.name), v.clone()));
+            }
+        }
+    }
+    None
 }
 
 /// `statefulset-pod-dns-missing-governing-service`: `spec.serviceName` set but no Service

@@ -4,8 +4,8 @@
 //! Container state reasons: `CrashLoopBackOff`, `CreateContainerConfigError`
 //! (`kubernetes/kubernetes:pkg/kubelet/kuberuntime/kuberuntime_container.go`,
 //! `pkg/kubelet/container/sync_result.go`), `ErrImagePull`, `ImagePullBackOff`,
-//! `InvalidImageName` (`kubernetes/kubernetes:pkg/kubelet/images/types.go`), `OOMKilled`
-//! (set from the runtime's status, `kubernetes/kubernetes:pkg/kubelet/kuberuntime/kuberuntime_container.go`).
+//! `InvalidImageName` (`kubernetes/kubernetes:pkg/kubelet/images/types.go`); `OOMKilled` is
+//! the termination reason the container runtime reports through CRI after an OOM kill.
 //! Event reasons `Unhealthy`, `Killing`, `Failed`, `BackOff` from
 //! `kubernetes/kubernetes:pkg/kubelet/events/event.go`.
 
@@ -212,8 +212,8 @@ fn container_path(init: bool, name: &str) -> String {
 /// Events of the pod that concern one container (`involvedObject.fieldPath`
 /// `spec.containers{name}` / `spec.initContainers{name}`), or the whole pod when the event
 /// names no container.
-fn container_events<'a>(state: &'a ClusterState, p: &Pod, container: &str) -> Vec<&'a Event> {
-    events_for(state, "Pod", &p.metadata)
+fn container_events<'a>(events: &EventIndex<'a>, p: &Pod, container: &str) -> Vec<&'a Event> {
+    events.of("Pod", &p.metadata)
         .into_iter()
         .filter(|e| match e.involved_object.field_path.as_deref() {
             Some(fp) if fp.contains('{') => fp.ends_with(&format!("{{{container}}}")),
@@ -226,8 +226,8 @@ fn container_events<'a>(state: &'a ClusterState, p: &Pod, container: &str) -> Ve
 /// (`Killing` "Container {name} failed liveness probe, will be restarted",
 /// `kubernetes/kubernetes:pkg/kubelet/kuberuntime/kuberuntime_manager.go`, or `Unhealthy`
 /// "Liveness probe failed: …", `kubernetes/kubernetes:pkg/kubelet/prober/prober.go`).
-fn liveness_failing(state: &ClusterState, p: &Pod, container: &str) -> bool {
-    container_events(state, p, container).iter().any(|e| {
+fn liveness_failing(events: &EventIndex<'_>, p: &Pod, container: &str) -> bool {
+    container_events(events, p, container).iter().any(|e| {
         let m = e.message.as_deref().unwrap_or("");
         (e.reason.as_deref() == Some("Killing") && m.contains("failed liveness probe"))
             || (e.reason.as_deref() == Some("Unhealthy") && m.starts_with("Liveness probe failed"))
@@ -261,12 +261,13 @@ fn crashlooping(p: &Pod) -> impl Iterator<Item = (&ContainerStatus, bool)> {
 /// with 1–125 or 255 (the process's own exit status, not a signal: 128+n) and that is not
 /// being killed by its liveness probe; 126/127 belong to `crashloop-command-not-found`.
 fn crashloop_app_error(state: &ClusterState) -> Vec<Finding> {
+    let events = EventIndex::new(state);
     let mut out = Vec::new();
     for p in &state.pods {
         for (c, init) in crashlooping(p) {
             let Some(t) = last_terminated(c) else { continue };
             let code = t.exit_code;
-            if init || !((1..=125).contains(&code) || code == 255) || liveness_failing(state, p, &c.name) {
+            if init || !((1..=125).contains(&code) || code == 255) || liveness_failing(&events, p, &c.name) {
                 continue;
             }
             if t.reason.as_deref() == Some("OOMKilled") || t.reason.as_deref() == Some("StartError") {
@@ -282,10 +283,10 @@ fn crashloop_app_error(state: &ClusterState) -> Vec<Finding> {
     out
 }
 
-/// `crashloop-command-not-found`: last termination exit code 126/127, or reason
-/// `StartError`/`ContainerCannotRun` with "executable file not found" / "no such file or
-/// directory" / "permission denied" in the message (the runtime's exec error, e.g.
-/// `opencontainers/runc:libcontainer/standard_init_linux.go`).
+/// `crashloop-command-not-found`: last termination exit code 126/127 (the shell's "cannot
+/// execute" / "not found"), or reason `StartError`/`ContainerCannotRun` whose message holds
+/// "executable file not found" (`golang/go:src/os/exec/lp_unix.go`, as runtimes report it) or
+/// "no such file or directory".
 fn crashloop_command_not_found(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in &state.pods {
@@ -313,6 +314,7 @@ fn crashloop_command_not_found(state: &ClusterState) -> Vec<Finding> {
 /// `crashloop-completed-restart-always`: `CrashLoopBackOff` after exit code 0 (reason
 /// `Completed`) in a pod with `restartPolicy: Always`, not killed by its liveness probe.
 fn crashloop_completed(state: &ClusterState) -> Vec<Finding> {
+    let events = EventIndex::new(state);
     let mut out = Vec::new();
     for p in &state.pods {
         let policy = p.spec.as_ref().and_then(|s| s.restart_policy.as_deref()).unwrap_or("Always");
@@ -320,7 +322,7 @@ fn crashloop_completed(state: &ClusterState) -> Vec<Finding> {
             continue;
         }
         for (c, init) in crashlooping(p) {
-            if init || last_terminated(c).is_none_or(|t| t.exit_code != 0) || liveness_failing(state, p, &c.name) {
+            if init || last_terminated(c).is_none_or(|t| t.exit_code != 0) || liveness_failing(&events, p, &c.name) {
                 continue;
             }
             let mut ev = restart_evidence(p, c, init);
@@ -362,8 +364,9 @@ fn init_container_crashloop(state: &ClusterState) -> Vec<Finding> {
     out
 }
 
-/// `oom-killed-container-limit`: last termination reason `OOMKilled` of a container in a
-/// pod that is not being deleted; the memory limit is part of the evidence.
+/// `oom-killed-container-limit`: last termination reason `OOMKilled`, within a day of the
+/// snapshot, of a container in a pod that is not being deleted; the memory limit is part of
+/// the evidence.
 fn oom_killed(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in &state.pods {
@@ -371,7 +374,9 @@ fn oom_killed(state: &ClusterState) -> Vec<Finding> {
             continue;
         }
         for (c, init) in statuses(p) {
-            if last_terminated(c).and_then(|t| t.reason.as_deref()) != Some("OOMKilled") {
+            let Some(t) = last_terminated(c).filter(|t| t.reason.as_deref() == Some("OOMKilled")) else { continue };
+            // A kill more than a day before the snapshot is history, not the current state.
+            if age_secs(state, t.finished_at.as_ref()).is_some_and(|a| a > 86_400) {
                 continue;
             }
             let mut ev = restart_evidence(p, c, init);
@@ -398,6 +403,7 @@ fn oom_killed(state: &ClusterState) -> Vec<Finding> {
 /// Unhealthy liveness events of a container whose message contains one of `needles`,
 /// when the container has restarted: findings with the probe's definition.
 fn liveness_with(state: &ClusterState, needles: &[&str], what: &str) -> Vec<Finding> {
+    let events = EventIndex::new(state);
     let mut out = Vec::new();
     for p in &state.pods {
         if is_terminal(p) || p.metadata.deletion_timestamp.is_some() {
@@ -407,7 +413,7 @@ fn liveness_with(state: &ClusterState, needles: &[&str], what: &str) -> Vec<Find
             if init || c.restart_count == 0 {
                 continue;
             }
-            let evs: Vec<&Event> = container_events(state, p, &c.name)
+            let evs: Vec<&Event> = container_events(&events, p, &c.name)
                 .into_iter()
                 .filter(|e| {
                     let m = e.message.as_deref().unwrap_or("");
@@ -452,24 +458,33 @@ fn liveness_wrong_path(state: &ClusterState) -> Vec<Finding> {
     liveness_with(state, &refs, "gets an HTTP 4xx from the configured path or port")
 }
 
-/// `liveness-probe-timeout`: the liveness probe's HTTP client or exec timed out
-/// ("context deadline exceeded", "Client.Timeout exceeded while awaiting headers" from Go's
-/// `net/http`, "timeout: failed to connect service" from gRPC probes, or "command timed
-/// out" from exec probes, `kubernetes/kubernetes:pkg/probe/exec/exec.go`).
+/// `liveness-probe-timeout`: the liveness probe's HTTP request timed out ("context deadline
+/// exceeded (Client.Timeout exceeded while awaiting headers)", Go's
+/// `golang/go:src/net/http/client.go`, as the knowledge's symptom templates record it).
 fn liveness_timeout(state: &ClusterState) -> Vec<Finding> {
     liveness_with(
         state,
-        &["context deadline exceeded", "Client.Timeout exceeded", "command timed out", "timeout: failed to connect service"],
+        &["context deadline exceeded", "Client.Timeout exceeded"],
         "does not answer within timeoutSeconds",
     )
 }
 
-/// `readiness-probe-failing`: a running container with `ready: false` and `Unhealthy`
-/// "Readiness probe failed: …" events (`kubernetes/kubernetes:pkg/kubelet/prober/prober.go`).
+/// `readiness-probe-failing`: a running container with `ready: false` in a pod not Ready for
+/// 5 minutes, and `Unhealthy` "Readiness probe failed: …" events
+/// (`kubernetes/kubernetes:pkg/kubelet/prober/prober.go`).
 fn readiness_failing(state: &ClusterState) -> Vec<Finding> {
+    let events = EventIndex::new(state);
     let mut out = Vec::new();
     for p in &state.pods {
         if is_terminal(p) || p.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        // Not ready for 5 minutes: a pod warming up fails its readiness probe for a while.
+        let not_ready_for = pod_condition(p, "Ready")
+            .filter(|c| c.status == "False")
+            .and_then(|c| age_secs(state, c.last_transition_time.as_ref()))
+            .unwrap_or(i64::MAX);
+        if not_ready_for < 300 {
             continue;
         }
         for (c, init) in statuses(p) {
@@ -477,7 +492,7 @@ fn readiness_failing(state: &ClusterState) -> Vec<Finding> {
             if init || !running || c.ready {
                 continue;
             }
-            let evs: Vec<&Event> = container_events(state, p, &c.name)
+            let evs: Vec<&Event> = container_events(&events, p, &c.name)
                 .into_iter()
                 .filter(|e| e.reason.as_deref() == Some("Unhealthy") && e.message.as_deref().unwrap_or("").starts_with("Readiness probe failed"))
                 .collect();
@@ -520,6 +535,7 @@ fn classify_pull(msg: &str) -> Option<PullFailure> {
 }
 
 fn image_pull(state: &ClusterState, want: PullFailure, summary: &str) -> Vec<Finding> {
+    let events = EventIndex::new(state);
     let mut out = Vec::new();
     for p in &state.pods {
         for (c, init) in statuses(p) {
@@ -528,7 +544,7 @@ fn image_pull(state: &ClusterState, want: PullFailure, summary: &str) -> Vec<Fin
             }
             // The newest `Failed` pull event of this container, else the waiting message
             // (ErrImagePull carries the pull error itself).
-            let evs: Vec<&Event> = container_events(state, p, &c.name)
+            let evs: Vec<&Event> = container_events(&events, p, &c.name)
                 .into_iter()
                 .filter(|e| e.reason.as_deref() == Some("Failed") && e.message.as_deref().unwrap_or("").starts_with("Failed to pull image"))
                 .collect();
@@ -725,7 +741,7 @@ fn pleg_not_healthy(state: &ClusterState) -> Vec<Finding> {
 }
 
 /// `container-runtime-down`: `Ready=False` with "container runtime is down"
-/// (`kubernetes/kubernetes:pkg/kubelet/kubelet.go`, runtime state checks).
+/// (`kubernetes/kubernetes:pkg/kubelet/runtime.go`, the kubelet's runtime state).
 fn container_runtime_down(state: &ClusterState) -> Vec<Finding> {
     ready_message_contains(state, &["container runtime is down", "container runtime status check may not have completed yet"], "the kubelet cannot reach the container runtime, so the node is NotReady")
 }

@@ -26,7 +26,7 @@ pub static PROBES: &[Probe] = &[
     Probe {
         id: "service-no-ready-endpoints",
         failure_mode: "failure-mode/service-no-ready-endpoints",
-        title: "Services that select pods but have no ready endpoint in their EndpointSlices",
+        title: "Services that select scheduled pods but have no ready endpoint in their EndpointSlices",
         needs: &[ResourceKind::Service, ResourceKind::Pod, ResourceKind::EndpointSlice],
         subjects: &[ResourceKind::Service],
         check: no_ready_endpoints,
@@ -134,7 +134,7 @@ fn svc_ref(s: &Service) -> crate::state::ObjectRef {
 fn selector_mismatch(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for svc in &state.services {
-        if !selector_service(svc) || !selected_pods(state, svc).is_empty() {
+        if !selector_service(svc) || svc.metadata.deletion_timestamp.is_some() || !selected_pods(state, svc).is_empty() {
             continue;
         }
         let sel = svc.spec.as_ref().and_then(|s| s.selector.clone()).unwrap_or_default();
@@ -170,10 +170,14 @@ fn selector_mismatch(state: &ClusterState) -> Vec<Finding> {
 fn no_ready_endpoints(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for svc in &state.services {
-        if !selector_service(svc) || svc.spec.as_ref().and_then(|s| s.publish_not_ready_addresses).unwrap_or(false) {
+        if !selector_service(svc)
+            || svc.metadata.deletion_timestamp.is_some()
+            || svc.spec.as_ref().and_then(|s| s.publish_not_ready_addresses).unwrap_or(false)
+        {
             continue;
         }
-        let pods = selected_pods(state, svc);
+        // Pods not yet bound to a node are the scheduler's story (placement probes).
+        let pods: Vec<&Pod> = selected_pods(state, svc).into_iter().filter(|p| node_name(p).is_some()).collect();
         if pods.is_empty() {
             continue;
         }

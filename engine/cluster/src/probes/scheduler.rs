@@ -111,6 +111,9 @@ pub(crate) enum Rejection {
     NotAdvertised(String),
     /// TaintToleration: an untolerated taint other than the node-lifecycle ones.
     Taint(Taint),
+    /// The control-plane role taint (`node-role.kubernetes.io/control-plane`, or the
+    /// `master` one before 1.25): kept off the control plane by design, never a cause.
+    ControlPlaneTaint(Taint),
     /// A `node.kubernetes.io/*` condition taint (not-ready, unreachable, pressure):
     /// the node's health, not the pod's configuration.
     ConditionTaint(Taint),
@@ -132,6 +135,7 @@ impl Rejection {
             Rejection::Cordoned => 4,
             Rejection::Affinity => 5,
             Rejection::VolumeAffinity(_) => 6,
+            Rejection::ControlPlaneTaint(_) => 7,
         }
     }
 }
@@ -177,6 +181,8 @@ pub(crate) fn node_rejections(
             if !out.contains(&Rejection::Cordoned) {
                 out.push(Rejection::Cordoned);
             }
+        } else if t.key == "node-role.kubernetes.io/control-plane" || t.key == "node-role.kubernetes.io/master" {
+            out.push(Rejection::ControlPlaneTaint(t.clone()));
         } else if t.key.starts_with("node.kubernetes.io/") {
             out.push(Rejection::ConditionTaint(t.clone()));
         } else {
@@ -260,8 +266,12 @@ pub(crate) struct Unschedulable<'a> {
 }
 
 impl Unschedulable<'_> {
-    /// Whether a node is rejected only for reasons of `category`.
+    /// Whether a node is rejected only for reasons of `category` (the control-plane taint
+    /// is never decisive, so no category but its own can be decisive there).
     fn decisive(&self, category: u8) -> bool {
+        if category == 7 {
+            return false;
+        }
         self.nodes.as_ref().is_some_and(|nodes| {
             nodes.iter().any(|(_, r)| !r.is_empty() && r.iter().all(|x| x.category() == category))
         })
@@ -530,8 +540,9 @@ fn scheduler_name_not_running(state: &ClusterState) -> Vec<Finding> {
 }
 
 /// `pod-scheduling-gated`: `spec.schedulingGates` not empty and `PodScheduled=False` with
-/// reason `SchedulingGated` (`PodReasonSchedulingGated`,
-/// `kubernetes/kubernetes:staging/src/k8s.io/api/core/v1/types.go`) for more than 10 minutes.
+/// reason `SchedulingGated` (set when the pod is created with gates,
+/// `kubernetes/kubernetes:pkg/registry/core/pod/strategy.go`, "Scheduling is blocked due to
+/// non-empty scheduling gates") for more than 10 minutes.
 fn pod_scheduling_gated(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in &state.pods {

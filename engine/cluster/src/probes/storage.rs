@@ -2,7 +2,8 @@
 //! WaitForFirstConsumer deadlock, StorageClass defaults, attach and mount failures.
 //!
 //! The default StorageClass is the one annotated `storageclass.kubernetes.io/is-default-class:
-//! "true"` (`kubernetes/kubernetes:pkg/apis/storage/v1/util/helpers.go`). Event reasons
+//! "true"`, or with the older beta annotation `storageclass.beta.kubernetes.io/is-default-class`
+//! (`kubernetes/kubernetes:pkg/apis/storage/util/helpers.go`, `IsDefaultAnnotation`). Event reasons
 //! `ProvisioningFailed`, `FailedBinding`, `WaitForFirstConsumer`, `ExternalProvisioning`
 //! from `kubernetes/kubernetes:pkg/controller/volume/events/event.go`; `FailedMount` and
 //! `FailedAttachVolume` from `kubernetes/kubernetes:pkg/kubelet/events/event.go` and the
@@ -92,9 +93,13 @@ pub static PROBES: &[Probe] = &[
 ];
 
 const DEFAULT_CLASS_ANNOTATION: &str = "storageclass.kubernetes.io/is-default-class";
+const BETA_DEFAULT_CLASS_ANNOTATION: &str = "storageclass.beta.kubernetes.io/is-default-class";
 
 fn is_default(sc: &StorageClass) -> bool {
-    sc.metadata.annotations.as_ref().and_then(|a| a.get(DEFAULT_CLASS_ANNOTATION)).map(String::as_str) == Some("true")
+    sc.metadata.annotations.as_ref().is_some_and(|a| {
+        a.get(DEFAULT_CLASS_ANNOTATION).map(String::as_str) == Some("true")
+            || a.get(BETA_DEFAULT_CLASS_ANNOTATION).map(String::as_str) == Some("true")
+    })
 }
 
 fn pvc_ref(c: &PersistentVolumeClaim) -> ObjectRef {
