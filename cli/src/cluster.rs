@@ -225,7 +225,7 @@ pub(crate) fn verify(a: VerifyArgs, kdir: Option<&Path>, builtin: bool, color: b
             Some((kind, name)) => {
                 let ns = scope.namespace().unwrap_or(cluster.default_namespace()).to_string();
                 collect::object(&cluster, *kind, &ns, name).await.map_err(|e| match e {
-                    collect::CollectError::NotFound(m) => fail(EXIT_USAGE, format!("{m} ({})", cluster.describe())),
+                    e @ collect::CollectError::NotFound(_) => fail(EXIT_USAGE, format!("{e} ({})", cluster.describe())),
                     collect::CollectError::Read(e) => fail(EXIT_CLUSTER, e.to_string()),
                 })?
             }
