@@ -94,6 +94,7 @@ pub fn endpoint_slice(ns: &str, svc: &str, pods: &[(&str, &str)]) -> EndpointSli
 }
 
 /// A core/v1 Event about `kind/name` in `ns`.
+#[allow(clippy::too_many_arguments)] // one per Event field a scenario sets
 pub fn event(ns: &str, name: &str, kind: &str, obj: &str, field_path: Option<&str>, type_: &str, reason: &str, message: &str, count: i32) -> Event {
     let mut involved = json!({"kind": kind, "name": obj, "namespace": ns, "apiVersion": "v1", "uid": format!("uid-pod-{ns}-{obj}")});
     if let Some(fp) = field_path {

@@ -8,6 +8,7 @@
 //!   at limit=500): wall time, the number of API requests (counted by the server) and peak RSS;
 //! - `kubewhy scan -A --snapshot DIR` over the same objects written as `kubectl get -o json`
 //!   lists: wall time and peak RSS.
+//!
 //! Peak RSS comes from `/usr/bin/time -f %M` when present.
 
 use kubewhy_e2e::apiserver::{Options, TestApiServer};
