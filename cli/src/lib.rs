@@ -3,9 +3,12 @@
 //!
 //! Exit codes: 0 success; 1 the command ran and found a problem (lint errors, an
 //! unknown entity, a failed query); 2 bad usage or bad input (clap errors, empty
-//! or oversized input, unreadable files); 3 the knowledge could not be loaded.
+//! or oversized input, unreadable files); 3 the knowledge could not be loaded; 4 (`scan`,
+//! `verify`) the cluster could not be read at all. `scan` exits 1 when a failure mode holds
+//! and `verify` when a candidate's probe holds (see [`cluster`]).
 //! A closed stdout (broken pipe) is not an error.
 
+pub mod cluster;
 mod render;
 
 use anyhow::Context as _;
@@ -225,8 +228,16 @@ pub enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Check a cluster (or a snapshot) for every known failure mode, read-only; findings grouped by failure mode with mechanism, evidence and fixes.
+    Scan(cluster::ScanArgs),
+    /// Confirm a diagnosis against a cluster (read-only): `verify "<symptom>"` re-ranks the candidates by evidence; `verify pod/NAME -n NS` diagnoses one object.
+    Verify(cluster::VerifyArgs),
     /// Serve MCP over stdin/stdout (for Claude Code and other MCP clients). Logs go to stderr.
-    Mcp,
+    Mcp {
+        /// Cluster access for the `verify_cluster` and `scan_cluster` tools.
+        #[command(flatten)]
+        cluster: cluster::McpClusterArgs,
+    },
     /// Serve MCP over streamable HTTP at /mcp (loopback only by default).
     Serve {
         /// Address to listen on.
@@ -241,6 +252,9 @@ pub enum Command {
         /// Also allow this Host name (needed behind a proxy or when listening on 0.0.0.0). Repeatable.
         #[arg(long = "allow-host", value_name = "HOST")]
         allow_hosts: Vec<String>,
+        /// Cluster access for the `verify_cluster` and `scan_cluster` tools.
+        #[command(flatten)]
+        cluster: cluster::McpClusterArgs,
     },
     /// The reference site: `site export DIR` writes it as static files.
     Site {
@@ -449,12 +463,16 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             write_out(io, &text, color && output == Output::Text)?;
             Ok(EXIT_OK)
         }
-        Command::Mcp => {
+        Command::Scan(a) => cluster::scan(a, kdir.as_deref(), builtin, color, io),
+        Command::Verify(a) => cluster::verify(a, kdir.as_deref(), builtin, color, io),
+        Command::Mcp { cluster } => {
             let engine = std::sync::Arc::new(engine(kdir.as_deref(), builtin)?);
-            runtime()?.block_on(kubewhy_mcp::serve_stdio_with(kubewhy_mcp::KubewhyServer::new(engine).with_base_url(base_url)))?;
+            let rt = runtime()?;
+            let access = rt.block_on(cluster.access())?;
+            rt.block_on(kubewhy_mcp::serve_stdio_with(kubewhy_mcp::KubewhyServer::with_cluster(engine, access).with_base_url(base_url)))?;
             Ok(EXIT_OK)
         }
-        Command::Serve { listen, auth_token_file, allow_origins, allow_hosts } => {
+        Command::Serve { listen, auth_token_file, allow_origins, allow_hosts, cluster } => {
             let auth_token = match auth_token_file {
                 Some(f) => {
                     let t = std::fs::read_to_string(&f).with_context(|| format!("reading the token file {}", f.display()))?;
@@ -469,7 +487,9 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             let opts = kubewhy_mcp::http::HttpOptions { listen, auth_token, allowed_origins: allow_origins, allowed_hosts: allow_hosts, base_url };
             let secured = opts.auth_token.is_some();
             let stderr = &mut *io.stderr;
-            runtime()?.block_on(kubewhy_mcp::http::serve(engine, opts, |addr| {
+            let rt = runtime()?;
+            let access = rt.block_on(cluster.access())?;
+            rt.block_on(kubewhy_mcp::http::serve_with(engine, access, opts, |addr| {
                 let _ = writeln!(stderr, "kubewhy: MCP over streamable HTTP at http://{addr}/mcp{}; reference site at http://{addr}/", if secured { " (bearer token required)" } else { "" });
                 let _ = stderr.flush();
             }))?;
@@ -538,7 +558,10 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
                 }
             };
             let n_files = files.len();
-            let (kb, diags) = knowledge::load_sources(files);
+            let (kb, mut diags) = knowledge::load_sources(files);
+            // Probe ids named by checks (and, for the whole built-in graph, every probe's
+            // failure mode naming it): kubewhy-cluster's probe lint.
+            diags.extend(if dir.is_some() { kubewhy_cluster::probes::lint_checks(&kb) } else { kubewhy_cluster::probes::lint(&kb) });
             let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
             let warnings = diags.len() - errors;
             let text = match output {

@@ -49,6 +49,11 @@ pub const LOOPBACK_ORIGINS: [&str; 6] = ["http://localhost:*", "http://127.0.0.1
 /// The router: MCP at `/mcp`, behind the bearer-token check when a token is set, and the
 /// reference site ([`crate::site::router`]: pages, `/sparql`) beside it, open to read.
 pub fn router(engine: Arc<Engine>, opts: &HttpOptions, cancel: CancellationToken) -> Router {
+    router_with(engine, None, opts, cancel)
+}
+
+/// [`router`] with cluster access (adds `verify_cluster` and `scan_cluster`).
+pub fn router_with(engine: Arc<Engine>, cluster: Option<Arc<crate::cluster::ClusterAccess>>, opts: &HttpOptions, cancel: CancellationToken) -> Router {
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
     let ip = opts.listen.ip();
     if !ip.is_unspecified() && !ip.is_loopback() {
@@ -63,7 +68,7 @@ pub fn router(engine: Arc<Engine>, opts: &HttpOptions, cancel: CancellationToken
         .enforce_origin_validation()
         .with_max_request_body_bytes(crate::MAX_ARGUMENT_BYTES + 64 * 1024)
         .with_cancellation_token(cancel);
-    let server = KubewhyServer::new(engine.clone()).with_base_url(opts.base_url.clone());
+    let server = KubewhyServer::with_cluster(engine.clone(), cluster).with_base_url(opts.base_url.clone());
     let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
     let token: Arc<Option<String>> = Arc::new(opts.auth_token.clone().filter(|t| !t.is_empty()));
     let site = crate::site::router(engine, &crate::site::SiteOptions { base_url: opts.base_url.clone() });
@@ -91,10 +96,18 @@ async fn require_token(State(token): State<Arc<Option<String>>>, request: Reques
 /// # Errors
 /// The address cannot be bound, or serving failed.
 pub async fn serve(engine: Arc<Engine>, opts: HttpOptions, on_ready: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
+    serve_with(engine, None, opts, on_ready).await
+}
+
+/// [`serve`] with cluster access (adds `verify_cluster` and `scan_cluster`).
+///
+/// # Errors
+/// As [`serve`].
+pub async fn serve_with(engine: Arc<Engine>, cluster: Option<Arc<crate::cluster::ClusterAccess>>, opts: HttpOptions, on_ready: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(opts.listen).await.map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", opts.listen))?;
     let addr = listener.local_addr()?;
     let cancel = CancellationToken::new();
-    let app = router(engine, &opts, cancel.clone());
+    let app = router_with(engine, cluster, &opts, cancel.clone());
     tracing::info!(%addr, auth = opts.auth_token.is_some(), "serving MCP over streamable HTTP at /mcp and the reference site at /");
     on_ready(addr);
     axum::serve(listener, app)

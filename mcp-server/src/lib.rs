@@ -17,6 +17,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod cluster;
 pub mod http;
 pub mod site;
 mod tools;
@@ -53,6 +54,8 @@ const INSTRUCTIONS: &str = "kubewhy maps a Kubernetes symptom (an error message,
 pub struct KubewhyServer {
     engine: Arc<Engine>,
     tools: Arc<Vec<Tool>>,
+    /// Cluster access (the `verify_cluster` and `scan_cluster` tools exist only with it).
+    cluster: Option<Arc<cluster::ClusterAccess>>,
     /// Ids of curated entities (not the generated gates, KEPs, releases and metrics), sorted.
     curated: Arc<Vec<String>>,
     /// Base URL of the reference site; when set, answers carry `url` links to entity pages.
@@ -102,6 +105,26 @@ fn tool_list() -> Vec<Tool> {
             "Check claims in a text",
             "Find the checkable claims in a text (feature gates and their stages, KEP numbers and titles, metric names, removal and GA versions) and check each against the graph: supported, contradicted or unknown.",
         ),
+    ]
+}
+
+/// The cluster tools, read-only; open-world when they reach a live cluster.
+fn cluster_tools(live: bool) -> Vec<Tool> {
+    let mark = |t: Tool| {
+        let title = t.title.clone().unwrap_or_default();
+        t.with_annotations(ToolAnnotations::with_title(title).read_only(true).destructive(false).idempotent(true).open_world(live))
+    };
+    vec![
+        mark(tool::<cluster::VerifyClusterParams, cluster::VerifyClusterOutput>(
+            "verify_cluster",
+            "Verify a diagnosis against the cluster",
+            "Check against the connected cluster (read-only): give `object` (pod/web-0, deployment/web, node/n1) to diagnose it from its status, events, owners, node, PVCs, Services and webhooks; or give `symptom` to diagnose a text and check its top candidates. Candidates are re-ranked by evidence (holds, unknown, does not hold) with the objects and field values that show it.",
+        )),
+        mark(tool::<cluster::ScanClusterParams, cluster::ScanClusterOutput>(
+            "scan_cluster",
+            "Scan the cluster for failure modes",
+            "Run every probe over the connected cluster (read-only) in one namespace or all, and report the failure modes found with their mechanism, affected objects, evidence and fixes; probes that could not decide are listed with the missing permission.",
+        )),
     ]
 }
 
@@ -163,9 +186,19 @@ fn id_of_uri(uri: &str) -> Option<&str> {
 impl KubewhyServer {
     /// A server over `engine`.
     pub fn new(engine: Arc<Engine>) -> KubewhyServer {
+        KubewhyServer::with_cluster(engine, None)
+    }
+
+    /// A server over `engine` that also offers `verify_cluster` and `scan_cluster` when
+    /// `cluster` is given.
+    pub fn with_cluster(engine: Arc<Engine>, cluster: Option<Arc<cluster::ClusterAccess>>) -> KubewhyServer {
         let mut curated: Vec<String> = engine.knowledge().entities().iter().filter(|e| !e.location.file.starts_with("generated/")).map(|e| e.id.clone()).collect();
         curated.sort();
-        KubewhyServer { engine, tools: Arc::new(tool_list()), curated: Arc::new(curated), base_url: None }
+        let mut tools = tool_list();
+        if let Some(c) = &cluster {
+            tools.extend(cluster_tools(c.cluster.is_live()));
+        }
+        KubewhyServer { engine, tools: Arc::new(tools), curated: Arc::new(curated), cluster, base_url: None }
     }
 
     /// Sets the reference site's base URL (normalised, see [`site::normalize_base_url`]): tool
@@ -193,6 +226,27 @@ impl KubewhyServer {
         let engine = self.engine.clone();
         let owned = name.to_string();
         let args = arguments.unwrap_or_default();
+        if let (Some(access), "verify_cluster" | "scan_cluster") = (&self.cluster, name) {
+            let result = match check_sizes(&args) {
+                Err(e) => Err(e),
+                Ok(()) if name == "verify_cluster" => match parse(name, args) {
+                    Ok(p) => cluster::verify_cluster(&engine, access, p).await,
+                    Err(e) => Err(e),
+                },
+                Ok(()) => match parse(name, args) {
+                    Ok(p) => cluster::scan_cluster(&engine, access, p).await,
+                    Err(e) => Err(e),
+                },
+            };
+            return Ok(match result {
+                Ok((structured, markdown)) => {
+                    let mut r = CallToolResult::structured(structured);
+                    r.content = vec![ContentBlock::text(markdown)];
+                    r
+                }
+                Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+            });
+        }
         let joined = tokio::task::spawn_blocking(move || run_tool(&engine, &owned, args)).await;
         let result = match joined {
             Ok(Some(r)) => r,

@@ -2,6 +2,7 @@
 //! the built-in knowledge through the same entry points the CLI uses.
 
 mod cli;
+mod cluster;
 mod diagnose;
 mod evals;
 mod lint;

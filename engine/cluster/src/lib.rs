@@ -8,9 +8,15 @@
 //! patches, deletes, execs, attaches or port-forwards, and Secrets are not a kind it
 //! knows ([`state::ResourceKind`]).
 
+pub mod collect;
+pub mod live;
 pub mod probes;
+pub mod redact;
+pub mod report;
 pub mod snapshot;
+pub mod source;
 pub mod state;
 
 pub use probes::{Evidence, Finding, Probe, ProbeOutcome, Verdict};
+pub use source::{Cluster, FieldFilter, ReadError, Scope};
 pub use state::{ClusterState, ObjectRef, ResourceKind, Unavailable};

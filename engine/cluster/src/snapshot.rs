@@ -67,6 +67,8 @@ pub enum SnapshotError {
 /// A loaded snapshot: the state and what was noticed on the way.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
+    /// The file or directory read.
+    pub path: PathBuf,
     /// The objects, the version (when a version file was present) and the kinds absent.
     pub state: ClusterState,
     /// Files read.
@@ -93,16 +95,21 @@ pub fn load(path: &Path) -> Result<Snapshot, SnapshotError> {
         files.push(path.to_path_buf());
     }
     files.sort();
-    let mut snap = Snapshot::default();
+    let mut snap = Snapshot { path: path.to_path_buf(), ..Snapshot::default() };
     let mut seen = std::collections::BTreeSet::new();
     for file in &files {
         let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-        if !matches!(ext.as_str(), "json" | "yaml" | "yml") && meta.is_dir() {
+        let known = matches!(ext.as_str(), "json" | "yaml" | "yml");
+        if !known && meta.is_dir() && !starts_with_json(file) {
             continue; // logs.txt and anything else in a dump folder
         }
         let text = std::fs::read_to_string(file).map_err(|source| SnapshotError::Io { path: file.clone(), source })?;
         snap.files += 1;
-        let docs = if ext == "yaml" || ext == "yml" { parse_yaml(file, &text)? } else { parse_json_stream(file, &text)? };
+        let docs = if ext == "yaml" || ext == "yml" || (!known && !text.trim_start().starts_with(['{', '['])) {
+            parse_yaml(file, &blank_logs(&text))?
+        } else {
+            parse_json_stream(file, &text)?
+        };
         let stem_kind = file.file_stem().and_then(|s| s.to_str()).and_then(ResourceKind::parse);
         for doc in docs {
             add_document(&mut snap, &mut seen, file, doc, stem_kind)?;
@@ -142,9 +149,30 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), SnapshotError> {
     Ok(())
 }
 
+/// Whether a file of another extension holds JSON (a `kubectl cluster-info dump > dump.txt`
+/// inside a snapshot folder): its first non-blank byte is `{`. Log files of a dump folder
+/// start with `==== START logs`.
+fn starts_with_json(path: &Path) -> bool {
+    use std::io::Read;
+    let mut buf = [0u8; 256];
+    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut buf)).unwrap_or(0);
+    buf[..n].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+}
+
 /// Parses concatenated JSON values, skipping `==== START logs … ==== END logs …` sections.
 fn parse_json_stream(path: &Path, text: &str) -> Result<Vec<Value>, SnapshotError> {
-    // Blank out log sections line by line, so positions in errors stay right.
+    let cleaned = blank_logs(text);
+    parse_json_values(path, &cleaned)
+}
+
+/// Blanks the container log sections of a `kubectl cluster-info dump` stream line by line
+/// (`==== START logs for container C of pod NS/P ====` to the matching `==== END logs …`,
+/// kubernetes/kubectl:pkg/cmd/clusterinfo/clusterinfo_dump.go `printContainer`), keeping the
+/// line count so positions in errors stay right.
+fn blank_logs(text: &str) -> String {
+    if !text.contains("==== START logs for") {
+        return text.to_string();
+    }
     let mut cleaned = String::with_capacity(text.len());
     let mut in_logs = false;
     for line in text.split_inclusive('\n') {
@@ -161,8 +189,12 @@ fn parse_json_stream(path: &Path, text: &str) -> Result<Vec<Value>, SnapshotErro
             in_logs = false;
         }
     }
+    cleaned
+}
+
+fn parse_json_values(path: &Path, cleaned: &str) -> Result<Vec<Value>, SnapshotError> {
     let mut out = Vec::new();
-    let mut stream = serde_json::Deserializer::from_str(&cleaned).into_iter::<Value>();
+    let mut stream = serde_json::Deserializer::from_str(cleaned).into_iter::<Value>();
     loop {
         match stream.next() {
             None => break,

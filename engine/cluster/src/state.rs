@@ -126,6 +126,43 @@ macro_rules! resource_kinds {
                 newest
             }
 
+            /// The metadata of every object of `kind` held, in insertion order.
+            pub fn metas(&self, kind: ResourceKind) -> Vec<&k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> {
+                use k8s_openapi::Metadata;
+                match kind { $(ResourceKind::$variant => self.$field.iter().map(|o| o.metadata()).collect()),+ }
+            }
+
+            /// Copies the objects of `kind` whose metadata `keep` accepts into `into` (which
+            /// is not marked loaded for it; the caller decides). Returns how many were copied.
+            pub fn copy_where(
+                &self,
+                kind: ResourceKind,
+                into: &mut ClusterState,
+                keep: &dyn Fn(&k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> bool,
+            ) -> usize {
+                use k8s_openapi::Metadata;
+                match kind {
+                    $(ResourceKind::$variant => {
+                        let before = into.$field.len();
+                        into.$field.extend(self.$field.iter().filter(|o| keep(o.metadata())).cloned());
+                        into.$field.len() - before
+                    })+
+                }
+            }
+
+            /// Removes duplicate objects of every kind (same namespace and name; the first
+            /// one read is kept), so a collector may read one object twice.
+            pub fn dedup(&mut self) {
+                use k8s_openapi::Metadata;
+                $( {
+                    let mut seen = std::collections::BTreeSet::new();
+                    self.$field.retain(|o| {
+                        let m = o.metadata();
+                        seen.insert((m.namespace.clone(), m.name.clone(), m.uid.clone()))
+                    });
+                } )+
+            }
+
             /// How many objects of `kind` the state holds.
             pub fn count(&self, kind: ResourceKind) -> usize {
                 match kind { $(ResourceKind::$variant => self.$field.len()),+ }

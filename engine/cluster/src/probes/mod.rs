@@ -6,8 +6,14 @@
 //! findings mean the failure mode holds; none, with every needed kind read, means it
 //! does not hold; a needed kind that could not be read makes the verdict unknown.
 //!
-//! The knowledge names probes from `[[check]]` tables (`probe = "<id>"`); the lint
-//! checks that every such id is in [`PROBES`] and that every probe's failure mode exists.
+//! The knowledge names probes from `[[check]]` tables (`probe = "<id>"`); [`lint`] checks
+//! that every such id is a probe of [`all`], that every probe's failure mode exists, and
+//! that the failure mode names its probe. A probe's id is its failure mode's slug.
+//!
+//! Probes read only the state: ages are measured against [`ClusterState::observed_at`],
+//! system namespaces, completed pods and deliberate configurations (the control-plane
+//! taint, a cordoned node nobody waits for) are not findings, and every message a probe
+//! matches names, in the probe's doc comment, the Kubernetes source that emits it.
 
 use super::state::{ClusterState, ObjectRef, ResourceKind, Unavailable};
 use serde::Serialize;
@@ -92,6 +98,11 @@ pub struct ProbeOutcome {
     pub missing: Vec<(ResourceKind, Unavailable)>,
 }
 
+mod common;
+mod lint;
+pub use lint::{lint, lint_checks, lint_with};
+#[cfg(test)]
+mod tests;
 pub mod apiserver;
 pub mod controllers;
 pub mod dns;

@@ -1,0 +1,308 @@
+//! Edge cases of single probes on small hand-built states: each test builds the few
+//! objects that matter and checks which objects a probe reports.
+
+use super::{get, run, Verdict};
+use crate::state::{ClusterState, ResourceKind};
+use serde_json::{json, Value};
+
+const NOW: &str = "2026-11-30T12:00:00Z";
+
+/// A state holding `objects` (each with its `kind`), every kind marked read, observed at NOW.
+fn state(objects: Vec<Value>) -> ClusterState {
+    let mut s = ClusterState::default();
+    for o in objects {
+        let kind = ResourceKind::parse(o["kind"].as_str().expect("kind")).expect("known kind");
+        s.insert_json(kind, o).expect("schema-valid object");
+    }
+    s.loaded.extend(ResourceKind::ALL.iter().copied());
+    s.observed_at = Some(NOW.parse().expect("time"));
+    s
+}
+
+/// The objects probe `id` reports on, as `Kind ns/name` strings.
+fn check(id: &str, objects: Vec<Value>) -> Vec<String> {
+    let p = get(id).unwrap_or_else(|| panic!("no probe {id}"));
+    let o = run(p, &state(objects));
+    o.findings.iter().map(|f| f.object.to_string()).collect()
+}
+
+fn node(name: &str, cpu: &str, extra_spec: Value) -> Value {
+    let mut spec = json!({});
+    if let (Some(s), Some(e)) = (spec.as_object_mut(), extra_spec.as_object()) {
+        s.extend(e.clone());
+    }
+    json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}, "creationTimestamp": "2026-11-01T00:00:00Z"},
+           "spec": spec,
+           "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"},
+                      "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}],
+                      "nodeInfo": {"machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "", "osImage": "", "containerRuntimeVersion": "",
+                                   "kubeletVersion": "v1.35.0", "kubeProxyVersion": "", "operatingSystem": "linux", "architecture": "amd64"}}})
+}
+
+fn pending(name: &str, cpu: &str, message: &str, extra_spec: Value) -> Value {
+    let mut spec = json!({"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]});
+    if let (Some(s), Some(e)) = (spec.as_object_mut(), extra_spec.as_object()) {
+        s.extend(e.clone());
+    }
+    json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": name, "namespace": "app", "creationTimestamp": "2026-11-30T11:00:00Z"},
+           "spec": spec,
+           "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}]}})
+}
+
+fn bound(name: &str, ns: &str, node: &str, cpu: &str, phase: &str, labels: Value) -> Value {
+    json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": name, "namespace": ns, "labels": labels, "creationTimestamp": "2026-11-29T00:00:00Z"},
+           "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]},
+           "status": {"phase": phase, "conditions": [{"type": "Ready", "status": if phase == "Running" { "True" } else { "False" }}]}})
+}
+
+#[test]
+fn a_pending_pod_fits_once_a_daemonset_pod_has_terminated() {
+    let msg = "0/1 nodes are available: 1 Insufficient cpu.";
+    let ds_pod = |phase: &str| {
+        let mut p = bound("agent-x", "kube-system", "n1", "3", phase, json!({}));
+        p["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": "u"}]);
+        p
+    };
+    let base = |p: Value| vec![node("n1", "4", json!({})), p, pending("big", "2", msg, json!({}))];
+    // While the DaemonSet pod runs it holds 3 of 4 cores and the pod does not fit.
+    assert_eq!(check("insufficient-resources", base(ds_pod("Running"))), ["Pod app/big"]);
+    // Once it has failed the scheduler no longer counts it: the condition is stale.
+    assert!(check("insufficient-resources", base(ds_pod("Failed"))).is_empty());
+}
+
+#[test]
+fn insufficient_resources_falls_back_to_the_message_without_nodes() {
+    let mut s = state(vec![pending("big", "64", "0/3 nodes are available: 3 Insufficient cpu.", json!({}))]);
+    s.loaded.remove(&ResourceKind::Node);
+    let o = run(get("insufficient-resources").expect("probe"), &s);
+    assert_eq!(o.verdict, Verdict::Holds);
+    assert_eq!(o.missing.len(), 1, "the missing kind is still reported");
+    // Without nodes and without the text, nothing can be said.
+    let mut s = state(vec![pending("p", "1", "0/3 nodes are available: 3 node(s) had volume node affinity conflict.", json!({}))]);
+    s.loaded.remove(&ResourceKind::Node);
+    assert_eq!(run(get("insufficient-resources").expect("probe"), &s).verdict, Verdict::Unknown);
+}
+
+#[test]
+fn a_tolerated_taint_is_not_a_cause_and_the_control_plane_taint_never_is() {
+    let taint = json!({"taints": [{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]});
+    let cp = json!({"taints": [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]});
+    let msg = "0/2 nodes are available: 1 node(s) had untolerated taint {dedicated: db}, 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }.";
+    let objs = |tol: Value| vec![node("db-1", "4", taint.clone()), node("cp", "4", cp.clone()), pending("p", "1", msg, tol)];
+    assert_eq!(check("untolerated-taint", objs(json!({}))), ["Pod app/p"]);
+    let tolerates = json!({"tolerations": [{"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoSchedule"}]});
+    assert!(check("untolerated-taint", objs(tolerates)).is_empty(), "with the toleration the pod fits db-1: a stale condition");
+    // Only the control-plane node: its taint is by design, not a finding.
+    assert!(check("untolerated-taint", vec![node("cp", "4", cp), pending("p", "1", msg, json!({}))]).is_empty());
+}
+
+#[test]
+fn cordoned_nodes_count_only_for_pods_that_do_not_tolerate_the_cordon() {
+    let cordoned = json!({"unschedulable": true, "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]});
+    let msg = "0/1 nodes are available: 1 node(s) were unschedulable.";
+    assert_eq!(check("nodes-cordoned-unschedulable", vec![node("n1", "4", cordoned.clone()), pending("p", "1", msg, json!({}))]), ["Pod app/p"]);
+    let tol = json!({"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]});
+    assert!(check("nodes-cordoned-unschedulable", vec![node("n1", "4", cordoned.clone()), pending("p", "1", msg, tol)]).is_empty());
+    // A cordoned node with no pod waiting for it is maintenance, not a failure.
+    assert!(check("nodes-cordoned-unschedulable", vec![node("n1", "4", cordoned)]).is_empty());
+}
+
+#[test]
+fn node_affinity_matches_expressions_and_fields() {
+    let msg = "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.";
+    let aff = |op: &str| {
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": op, "values": ["n1"]}]}]}}}})
+    };
+    assert_eq!(check("node-affinity-mismatch", vec![node("n1", "4", json!({})), pending("p", "1", msg, aff("NotIn"))]), ["Pod app/p"]);
+    assert!(check("node-affinity-mismatch", vec![node("n1", "4", json!({})), pending("p", "1", msg, aff("In"))]).is_empty());
+}
+
+fn service(name: &str, selector: Option<Value>) -> Value {
+    let mut spec = json!({"ports": [{"port": 80}]});
+    if let Some(s) = selector {
+        spec["selector"] = s;
+    }
+    json!({"kind": "Service", "apiVersion": "v1", "metadata": {"name": name, "namespace": "app"}, "spec": spec})
+}
+
+#[test]
+fn services_without_a_selector_or_with_a_matching_workload_are_not_mismatched() {
+    assert!(check("service-selector-mismatch", vec![service("external-db", None)]).is_empty());
+    assert_eq!(check("service-selector-mismatch", vec![service("web", Some(json!({"app": "web"})))]), ["Service app/web"]);
+    let pod = bound("web-1", "app", "n1", "1", "Running", json!({"app": "web", "tier": "fe"}));
+    assert!(check("service-selector-mismatch", vec![service("web", Some(json!({"app": "web"}))), pod]).is_empty());
+    // A pod in another namespace does not count.
+    let other = bound("web-1", "other", "n1", "1", "Running", json!({"app": "web"}));
+    assert_eq!(check("service-selector-mismatch", vec![service("web", Some(json!({"app": "web"}))), other]), ["Service app/web"]);
+}
+
+#[test]
+fn no_ready_endpoints_reads_endpoint_slices() {
+    let pod = bound("web-1", "app", "n1", "1", "Running", json!({"app": "web"}));
+    let slice = |ready: Option<bool>| {
+        let mut cond = json!({});
+        if let Some(r) = ready {
+            cond["ready"] = json!(r);
+        }
+        json!({"kind": "EndpointSlice", "apiVersion": "discovery.k8s.io/v1", "addressType": "IPv4",
+               "metadata": {"name": "web-abc", "namespace": "app", "labels": {"kubernetes.io/service-name": "web"}},
+               "endpoints": [{"addresses": ["10.0.0.1"], "conditions": cond}]})
+    };
+    let svc = service("web", Some(json!({"app": "web"})));
+    assert_eq!(check("service-no-ready-endpoints", vec![svc.clone(), pod.clone(), slice(Some(false))]), ["Service app/web"]);
+    assert!(check("service-no-ready-endpoints", vec![svc.clone(), pod.clone(), slice(Some(true))]).is_empty());
+    assert!(check("service-no-ready-endpoints", vec![svc, pod, slice(None)]).is_empty(), "unset ready counts as ready");
+}
+
+fn crashing_pod(exit: i32, reason: &str) -> Value {
+    json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "app-1", "namespace": "app", "uid": "u1"},
+           "spec": {"nodeName": "n1", "containers": [{"name": "app", "image": "i", "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080}}}]},
+           "status": {"phase": "Running", "containerStatuses": [{"name": "app", "image": "i", "imageID": "", "ready": false, "restartCount": 4,
+               "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+               "lastState": {"terminated": {"exitCode": exit, "reason": reason}}}]}})
+}
+
+fn pod_event(reason: &str, message: &str) -> Value {
+    json!({"kind": "Event", "apiVersion": "v1", "metadata": {"name": format!("app-1.{reason}"), "namespace": "app"},
+           "involvedObject": {"kind": "Pod", "namespace": "app", "name": "app-1", "uid": "u1", "fieldPath": "spec.containers{app}"},
+           "reason": reason, "message": message, "count": 5, "lastTimestamp": NOW, "type": "Warning"})
+}
+
+#[test]
+fn a_liveness_kill_is_not_an_application_crash() {
+    assert_eq!(check("crashloop-app-error", vec![crashing_pod(1, "Error")]), ["Pod app/app-1"]);
+    let killed = vec![crashing_pod(137, "Error"), pod_event("Killing", "Container app failed liveness probe, will be restarted"),
+                      pod_event("Unhealthy", "Liveness probe failed: HTTP probe failed with statuscode: 404")];
+    assert!(check("crashloop-app-error", killed.clone()).is_empty());
+    assert_eq!(check("liveness-probe-wrong-path", killed), ["Pod app/app-1"]);
+    // A 500 means the app answers but is unhealthy: not a wrong path.
+    let sick = vec![crashing_pod(0, "Completed"), pod_event("Unhealthy", "Liveness probe failed: HTTP probe failed with statuscode: 500")];
+    assert!(check("liveness-probe-wrong-path", sick.clone()).is_empty());
+    assert!(check("crashloop-completed-restart-always", sick).is_empty(), "killed by its probe, not exiting by itself");
+    assert_eq!(check("crashloop-completed-restart-always", vec![crashing_pod(0, "Completed")]), ["Pod app/app-1"]);
+    assert_eq!(check("crashloop-command-not-found", vec![crashing_pod(127, "Error")]), ["Pod app/app-1"]);
+    assert!(check("crashloop-app-error", vec![crashing_pod(127, "Error")]).is_empty());
+}
+
+#[test]
+fn host_network_daemons_of_the_system_namespaces_are_left_alone() {
+    let p = |ns: &str, policy: Option<&str>| {
+        let mut v = bound("agent", ns, "n1", "0", "Running", json!({}));
+        v["spec"]["hostNetwork"] = json!(true);
+        v["spec"]["containers"][0]["env"] = json!([{"name": "SINK", "value": "http://collector.logging.svc:4318"}]);
+        if let Some(pol) = policy {
+            v["spec"]["dnsPolicy"] = json!(pol);
+        }
+        v
+    };
+    assert!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![p("kube-system", Some("ClusterFirst"))]).is_empty());
+    assert!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![p("logging", Some("ClusterFirstWithHostNet"))]).is_empty());
+    assert_eq!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![p("logging", None)]), ["Pod logging/agent"]);
+    // A node agent that names no cluster Service does not need the cluster DNS.
+    let mut exporter = p("monitoring", None);
+    exporter["spec"]["containers"][0]["env"] = json!([]);
+    assert!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![exporter]).is_empty());
+}
+
+fn webhook(policy: Option<&str>, namespace_selector: Value) -> Value {
+    let mut w = json!({"name": "hook.example.com", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                       "clientConfig": {"service": {"namespace": "hooks", "name": "hook"}},
+                       "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}],
+                       "namespaceSelector": namespace_selector});
+    if let Some(p) = policy {
+        w["failurePolicy"] = json!(p);
+    }
+    json!({"kind": "MutatingWebhookConfiguration", "apiVersion": "admissionregistration.k8s.io/v1", "metadata": {"name": "hook"}, "webhooks": [w]})
+}
+
+#[test]
+fn webhooks_fail_closed_by_default_and_deadlock_only_on_their_own_namespace() {
+    let ns = json!({"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": "hooks", "labels": {"kubernetes.io/metadata.name": "hooks"}}});
+    let svc = json!({"kind": "Service", "apiVersion": "v1", "metadata": {"name": "hook", "namespace": "hooks"}, "spec": {"selector": {"app": "hook"}, "ports": [{"port": 443}]}});
+    let all = json!({});
+    let not_own = json!({"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["hooks"]}]});
+    let objs = |w: Value| vec![ns.clone(), svc.clone(), w];
+    assert_eq!(check("admission-webhook-unreachable", objs(webhook(None, all.clone()))), ["MutatingWebhookConfiguration hook"]);
+    assert!(check("admission-webhook-unreachable", objs(webhook(Some("Ignore"), all.clone()))).is_empty());
+    assert_eq!(check("admission-webhook-self-deadlock", objs(webhook(None, all))), ["MutatingWebhookConfiguration hook"]);
+    assert!(check("admission-webhook-self-deadlock", objs(webhook(None, not_own.clone()))).is_empty());
+    assert_eq!(check("admission-webhook-unreachable", objs(webhook(None, not_own))), ["MutatingWebhookConfiguration hook"]);
+    // A Service without a selector has hand-managed endpoints: not judged.
+    let manual = json!({"kind": "Service", "apiVersion": "v1", "metadata": {"name": "hook", "namespace": "hooks"}, "spec": {"ports": [{"port": 443}]}});
+    assert!(check("admission-webhook-unreachable", vec![ns, manual, webhook(None, json!({}))]).is_empty());
+}
+
+fn pvc(extra_meta: Value, class: Option<&str>, phase: &str) -> Value {
+    let mut m = json!({"name": "data", "namespace": "app", "creationTimestamp": "2026-11-30T10:00:00Z"});
+    if let (Some(a), Some(b)) = (m.as_object_mut(), extra_meta.as_object()) {
+        a.extend(b.clone());
+    }
+    let mut spec = json!({"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}});
+    if let Some(c) = class {
+        spec["storageClassName"] = json!(c);
+    }
+    json!({"kind": "PersistentVolumeClaim", "apiVersion": "v1", "metadata": m, "spec": spec, "status": {"phase": phase}})
+}
+
+fn class(name: &str, default: bool, mode: &str) -> Value {
+    let mut m = json!({"name": name});
+    if default {
+        m["annotations"] = json!({"storageclass.kubernetes.io/is-default-class": "true"});
+    }
+    json!({"kind": "StorageClass", "apiVersion": "storage.k8s.io/v1", "metadata": m, "provisioner": "csi.example.com", "volumeBindingMode": mode})
+}
+
+#[test]
+fn claims_without_a_class_need_a_default_and_protection_needs_a_user() {
+    assert_eq!(check("pvc-pending-no-storageclass", vec![pvc(json!({}), None, "Pending"), class("slow", false, "Immediate")]), ["PersistentVolumeClaim app/data"]);
+    assert!(check("pvc-pending-no-storageclass", vec![pvc(json!({}), None, "Pending"), class("std", true, "Immediate")]).is_empty());
+    assert_eq!(check("pvc-pending-no-storageclass", vec![pvc(json!({}), Some("gold"), "Pending"), class("std", true, "Immediate")]), ["PersistentVolumeClaim app/data"]);
+    assert!(check("multiple-default-storageclasses", vec![class("a", true, "Immediate"), class("b", false, "Immediate")]).is_empty());
+    let deleting = json!({"deletionTimestamp": "2026-11-30T11:00:00Z", "finalizers": ["kubernetes.io/pvc-protection"]});
+    let user = json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "u", "namespace": "app"},
+                      "spec": {"nodeName": "n1", "containers": [{"name": "c"}], "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]},
+                      "status": {"phase": "Running"}});
+    assert_eq!(check("pvc-stuck-terminating-protection", vec![pvc(deleting.clone(), Some("std"), "Bound"), user]), ["PersistentVolumeClaim app/data"]);
+    assert!(check("pvc-stuck-terminating-protection", vec![pvc(deleting.clone(), Some("std"), "Bound")]).is_empty());
+    // Kept only by pvc-protection is in-use protection, not a stuck finalizer.
+    assert!(check("object-stuck-terminating-finalizer", vec![pvc(deleting, Some("std"), "Bound")]).is_empty());
+}
+
+#[test]
+fn a_recent_deletion_is_not_stuck() {
+    let svc = |deleted: &str| {
+        json!({"kind": "Service", "apiVersion": "v1", "metadata": {"name": "lb", "namespace": "app", "deletionTimestamp": deleted,
+               "finalizers": ["service.kubernetes.io/load-balancer-cleanup"]}, "spec": {"ports": [{"port": 80}]}})
+    };
+    assert!(check("object-stuck-terminating-finalizer", vec![svc("2026-11-30T11:58:00Z")]).is_empty());
+    assert_eq!(check("object-stuck-terminating-finalizer", vec![svc("2026-11-30T10:00:00Z")]), ["Service app/lb"]);
+}
+
+#[test]
+fn kubelet_skew_needs_the_server_version() {
+    let mut n = node("n1", "4", json!({}));
+    n["status"]["nodeInfo"]["kubeletVersion"] = json!("v1.36.1");
+    let mut s = state(vec![n]);
+    let p = get("kubelet-newer-than-apiserver").expect("probe");
+    assert!(run(p, &s).findings.is_empty(), "no server version: nothing to compare");
+    s.version = kubewhy_engine::model::Version::parse("v1.35.2").ok();
+    assert_eq!(run(p, &s).findings.len(), 1);
+    s.version = kubewhy_engine::model::Version::parse("v1.36.0").ok();
+    assert!(run(p, &s).findings.is_empty());
+}
+
+#[test]
+fn every_probe_has_a_verified_shape() {
+    let all = super::all();
+    assert!(all.len() >= 45, "{} probes", all.len());
+    let mut ids: Vec<&str> = all.iter().map(|p| p.id).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), all.len(), "probe ids are unique");
+    for p in all {
+        assert_eq!(p.failure_mode, format!("failure-mode/{}", p.id), "{}: the id is the failure mode's slug", p.id);
+        assert!(!p.title.is_empty());
+        // On an empty but fully read cluster no probe finds anything.
+        assert_eq!(run(p, &state(vec![])).verdict, Verdict::DoesNotHold, "{}", p.id);
+    }
+}
