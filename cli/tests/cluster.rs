@@ -214,3 +214,18 @@ fn cluster_usage_errors_exit_2() {
     kubewhy().args(["scan", "--snapshot", "tests/fixtures/cluster/healthy", "--context", "x"]).assert().code(2);
     kubewhy().args(["verify", "pod/nope", "-n", "shop", "--snapshot", "tests/fixtures/cluster/healthy"]).assert().code(2).stderr(predicates::str::contains("Pod nope in namespace \"shop\" not found"));
 }
+
+#[test]
+fn verify_objects_of_the_wffc_deadlock() {
+    let snap = "tests/fixtures/cluster/wffc-deadlock";
+    let out = kubewhy().args(["verify", "pvc/data-search-0", "-n", "shop", "--snapshot", snap, "-o", "json"]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_str(&String::from_utf8_lossy(&out.stdout)).expect("json");
+    assert_eq!(v["candidates"][0]["id"], "failure-mode/wffc-pvc-pod-unschedulable-deadlock", "{}", v["candidates"]);
+    assert_eq!(v["candidates"][0]["evidence"], "holds");
+    let out = kubewhy().args(["verify", "po/search-0", "-n", "shop", "--snapshot", snap, "-o", "json"]).output().expect("runs");
+    let v: Value = serde_json::from_str(&String::from_utf8_lossy(&out.stdout)).expect("json");
+    let holds: Vec<&str> = v["candidates"].as_array().expect("candidates").iter().filter(|c| c["evidence"] == "holds").filter_map(|c| c["id"].as_str()).collect();
+    assert!(holds.contains(&"failure-mode/node-affinity-mismatch") && holds.contains(&"failure-mode/wffc-pvc-pod-unschedulable-deadlock"), "{holds:?}");
+    assert!(v["unknown"].as_array().expect("unknown").is_empty(), "the pod's claims, classes and volumes are all read: {}", v["unknown"]);
+}
