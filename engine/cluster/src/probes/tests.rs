@@ -306,3 +306,68 @@ fn every_probe_has_a_verified_shape() {
         assert_eq!(run(p, &state(vec![])).verdict, Verdict::DoesNotHold, "{}", p.id);
     }
 }
+
+fn node_not_ready(message: &str) -> Value {
+    let mut n = node("n1", "4", json!({}));
+    n["status"]["conditions"] = json!([{"type": "Ready", "status": "False", "reason": "KubeletNotReady", "message": message}]);
+    n
+}
+
+#[test]
+fn node_ready_messages_name_the_broken_part() {
+    let pleg = node_not_ready("PLEG is not healthy: pleg was last seen active 3m5s ago; threshold is 3m0s");
+    let runtime = node_not_ready("container runtime is down");
+    let cni = node_not_ready("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized");
+    assert_eq!(check("pleg-not-healthy", vec![pleg.clone()]), ["Node n1"]);
+    assert!(check("pleg-not-healthy", vec![runtime.clone()]).is_empty());
+    assert_eq!(check("container-runtime-down", vec![runtime]), ["Node n1"]);
+    assert!(check("container-runtime-down", vec![cni.clone()]).is_empty());
+    assert_eq!(check("cni-not-initialized", vec![cni]), ["Node n1"]);
+    assert!(check("cni-not-initialized", vec![pleg]).is_empty());
+}
+
+fn waiting_pod(reason: &str, message: &str) -> Value {
+    json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "app-1", "namespace": "app", "uid": "u1"},
+           "spec": {"nodeName": "n1", "containers": [{"name": "app", "image": "registry.example.com/app:1"}]},
+           "status": {"phase": "Pending", "containerStatuses": [{"name": "app", "image": "registry.example.com/app:1", "imageID": "", "ready": false, "restartCount": 0,
+               "state": {"waiting": {"reason": reason, "message": message}}}]}})
+}
+
+#[test]
+fn waiting_reasons_and_pull_errors() {
+    let net = waiting_pod("ErrImagePull", "failed to pull and unpack image \"registry.example.com/app:1\": failed to resolve reference: dial tcp 10.1.2.3:443: i/o timeout");
+    assert_eq!(check("image-pull-network", vec![net.clone()]), ["Pod app/app-1"]);
+    assert!(check("image-pull-not-found", vec![net]).is_empty());
+    let invalid = waiting_pod("InvalidImageName", "Failed to apply default image tag \"Registry/App:1\": couldn't parse image name \"Registry/App:1\": invalid reference format: repository name must be lowercase");
+    assert_eq!(check("invalid-image-name", vec![invalid.clone()]), ["Pod app/app-1"]);
+    assert!(check("image-pull-network", vec![invalid]).is_empty());
+    // The sandbox fails before any container: the event says why.
+    let sandbox = vec![
+        waiting_pod("ContainerCreating", ""),
+        json!({"kind": "Event", "apiVersion": "v1", "metadata": {"name": "app-1.sb", "namespace": "app"},
+               "involvedObject": {"kind": "Pod", "namespace": "app", "name": "app-1", "uid": "u1"}, "reason": "FailedCreatePodSandBox",
+               "message": "Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox \"4f1c\": plugin type=\"calico\" failed (add): error getting ClusterInformation: connection is unauthorized",
+               "count": 12, "lastTimestamp": NOW, "type": "Warning"}),
+    ];
+    assert_eq!(check("cni-sandbox-setup-failed", sandbox), ["Pod app/app-1"]);
+}
+
+#[test]
+fn liveness_timeouts_are_not_wrong_paths() {
+    let mut p = crashing_pod(137, "Error");
+    p["status"]["containerStatuses"][0]["state"] = json!({"running": {"startedAt": "2026-11-30T11:59:00Z"}});
+    let ev = pod_event("Unhealthy", "Liveness probe failed: Get \"http://10.244.1.7:8080/healthz\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)");
+    assert_eq!(check("liveness-probe-timeout", vec![p.clone(), ev.clone()]), ["Pod app/app-1"]);
+    assert!(check("liveness-probe-wrong-path", vec![p, ev]).is_empty());
+}
+
+#[test]
+fn a_pod_for_a_scheduler_that_does_not_run() {
+    let p = |scheduler: &str, created: &str| {
+        json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p", "namespace": "app", "creationTimestamp": created},
+               "spec": {"schedulerName": scheduler, "containers": [{"name": "c"}]}, "status": {"phase": "Pending"}})
+    };
+    assert_eq!(check("scheduler-name-not-running", vec![p("volcano", "2026-11-30T11:00:00Z")]), ["Pod app/p"]);
+    assert!(check("scheduler-name-not-running", vec![p("volcano", "2026-11-30T11:58:00Z")]).is_empty(), "two minutes is not long enough");
+    assert!(check("scheduler-name-not-running", vec![p("default-scheduler", "2026-11-30T11:00:00Z")]).is_empty());
+}
