@@ -142,6 +142,22 @@ fn claim_names(p: &Pod) -> Vec<&str> {
         .collect()
 }
 
+/// Whether the pod uses claim `name`: a `persistentVolumeClaim` volume naming it, or a
+/// generic ephemeral volume whose claim is `<pod>-<volume>`
+/// (`kubernetes/kubernetes:staging/src/k8s.io/component-helpers/storage/ephemeral/ephemeral.go`).
+fn uses_claim(p: &Pod, name: &str) -> bool {
+    if claim_names(p).contains(&name) {
+        return true;
+    }
+    let pod = p.metadata.name.as_deref().unwrap_or("");
+    p.spec
+        .as_ref()
+        .and_then(|s| s.volumes.as_ref())
+        .into_iter()
+        .flatten()
+        .any(|v| v.ephemeral.is_some() && format!("{pod}-{}", v.name) == name)
+}
+
 fn claim<'a>(state: &'a ClusterState, ns: Option<&str>, name: &str) -> Option<&'a PersistentVolumeClaim> {
     state.persistent_volume_claims.iter().find(|c| c.metadata.namespace.as_deref() == ns && c.metadata.name.as_deref() == Some(name))
 }
@@ -378,9 +394,12 @@ fn configmap_secret_missing(state: &ClusterState) -> Vec<Finding> {
 }
 
 /// `pvc-stuck-terminating-protection`: a claim with `deletionTimestamp` set and the
-/// `kubernetes.io/pvc-protection` finalizer while a non-terminal pod mounts it (the
-/// protection controller, `kubernetes/kubernetes:pkg/controller/volume/pvcprotection/pvc_protection_controller.go`,
-/// removes the finalizer only when no pod uses it).
+/// `kubernetes.io/pvc-protection` finalizer while a pod uses it. The protection controller
+/// (`podUsesPVC` in `kubernetes/kubernetes:pkg/controller/volume/pvcprotection/pvc_protection_controller.go`)
+/// counts every pod bound to a node (`spec.nodeName` set), in any phase (a Succeeded or
+/// Failed pod still blocks the deletion until it is deleted), that names the claim in a
+/// `persistentVolumeClaim` volume or owns it as a generic ephemeral volume
+/// (`<pod>-<volume>`); unscheduled pods do not count.
 fn pvc_protection(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for c in &state.persistent_volume_claims {
@@ -391,8 +410,8 @@ fn pvc_protection(state: &ClusterState) -> Vec<Finding> {
         let users: Vec<&Pod> = state
             .pods
             .iter()
-            .filter(|p| p.metadata.namespace == c.metadata.namespace && !is_terminal(p))
-            .filter(|p| claim_names(p).contains(&c.metadata.name.as_deref().unwrap_or("")))
+            .filter(|p| p.metadata.namespace == c.metadata.namespace && node_name(p).is_some())
+            .filter(|p| uses_claim(p, c.metadata.name.as_deref().unwrap_or("")))
             .collect();
         if users.is_empty() {
             continue;

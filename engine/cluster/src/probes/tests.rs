@@ -371,3 +371,92 @@ fn a_pod_for_a_scheduler_that_does_not_run() {
     assert!(check("scheduler-name-not-running", vec![p("volcano", "2026-11-30T11:58:00Z")]).is_empty(), "two minutes is not long enough");
     assert!(check("scheduler-name-not-running", vec![p("default-scheduler", "2026-11-30T11:00:00Z")]).is_empty());
 }
+
+#[test]
+fn pull_access_denied_on_docker_hub_without_secrets_is_a_missing_repository() {
+    let msg = "failed to pull and unpack image \"docker.io/library/ngnix:1\": failed to resolve reference \"docker.io/library/ngnix:1\": pull access denied, repository does not exist or may require authorization: server message: insufficient_scope";
+    let hub = |secrets: bool| {
+        let mut p = waiting_pod("ErrImagePull", msg);
+        p["spec"]["containers"][0]["image"] = json!("ngnix:1");
+        p["status"]["containerStatuses"][0]["image"] = json!("ngnix:1");
+        if secrets {
+            p["spec"]["imagePullSecrets"] = json!([{"name": "hub"}]);
+        }
+        p
+    };
+    assert_eq!(check("image-pull-not-found", vec![hub(false)]), ["Pod app/app-1"]);
+    assert!(check("image-pull-unauthorized", vec![hub(false)]).is_empty());
+    assert_eq!(check("image-pull-unauthorized", vec![hub(true)]), ["Pod app/app-1"]);
+    assert!(check("image-pull-not-found", vec![hub(true)]).is_empty());
+    // A private registry: the credentials are the likely cause.
+    assert_eq!(check("image-pull-unauthorized", vec![waiting_pod("ErrImagePull", msg)]), ["Pod app/app-1"]);
+}
+
+#[test]
+fn finished_and_unscheduled_pods_and_ephemeral_claims_under_pvc_protection() {
+    let deleting = json!({"deletionTimestamp": "2026-11-30T11:00:00Z", "finalizers": ["kubernetes.io/pvc-protection"]});
+    let user = |phase: &str, node: Option<&str>| {
+        let mut p = json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "u", "namespace": "app"},
+                           "spec": {"containers": [{"name": "c"}], "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]},
+                           "status": {"phase": phase}});
+        if let Some(n) = node {
+            p["spec"]["nodeName"] = json!(n);
+        }
+        p
+    };
+    let c = pvc(deleting.clone(), Some("std"), "Bound");
+    assert_eq!(check("pvc-stuck-terminating-protection", vec![c.clone(), user("Succeeded", Some("n1"))]), ["PersistentVolumeClaim app/data"]);
+    assert_eq!(check("pvc-stuck-terminating-protection", vec![c.clone(), user("Failed", Some("n1"))]), ["PersistentVolumeClaim app/data"]);
+    assert!(check("pvc-stuck-terminating-protection", vec![c, user("Pending", None)]).is_empty(), "an unscheduled pod does not block");
+    let mut eph = pvc(deleting, Some("std"), "Bound");
+    eph["metadata"]["name"] = json!("u-scratch");
+    let mut owner = user("Running", Some("n1"));
+    owner["spec"]["volumes"] = json!([{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}]);
+    assert_eq!(check("pvc-stuck-terminating-protection", vec![eph, owner]), ["PersistentVolumeClaim app/u-scratch"]);
+}
+
+fn evicted(message: &str, transition: &str) -> Value {
+    json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "e", "namespace": "app"},
+           "spec": {"nodeName": "n1", "containers": [{"name": "c"}]},
+           "status": {"phase": "Failed", "reason": "Evicted", "message": message,
+                      "conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": transition}]}})
+}
+
+#[test]
+fn admission_rejections_and_disk_signals_count_as_pressure_evictions() {
+    let recent = "2026-11-30T11:50:00Z";
+    let rejected = evicted("Pod was rejected: The node had condition: [MemoryPressure DiskPressure]. ", recent);
+    assert_eq!(check("node-pressure-eviction-memory", vec![rejected.clone()]), ["Pod app/e"]);
+    assert_eq!(check("node-pressure-eviction-disk", vec![rejected]), ["Pod app/e"]);
+    let inodes = evicted("The node was low on resource: inodes. Threshold quantity: 5%, available: 1%. ", recent);
+    assert_eq!(check("node-pressure-eviction-disk", vec![inodes.clone()]), ["Pod app/e"]);
+    assert!(check("node-pressure-eviction-memory", vec![inodes]).is_empty());
+    // A day-old eviction is history.
+    let old = evicted("The node was low on resource: memory. ", "2026-11-29T10:00:00Z");
+    assert!(check("node-pressure-eviction-memory", vec![old]).is_empty());
+}
+
+#[test]
+fn an_oom_kill_hours_ago_is_history() {
+    let oom = |finished: &str| {
+        let mut p = crashing_pod(137, "OOMKilled");
+        p["status"]["containerStatuses"][0]["lastState"]["terminated"]["finishedAt"] = json!(finished);
+        p
+    };
+    assert_eq!(check("oom-killed-container-limit", vec![oom("2026-11-30T11:40:00Z")]), ["Pod app/app-1"]);
+    assert!(check("oom-killed-container-limit", vec![oom("2026-11-30T06:00:00Z")]).is_empty());
+}
+
+#[test]
+fn exec_grpc_and_tcp_liveness_timeouts() {
+    let mut p = crashing_pod(137, "Error");
+    p["status"]["containerStatuses"][0]["state"] = json!({"running": {"startedAt": "2026-11-30T11:59:00Z"}});
+    for msg in [
+        "Liveness probe failed: command \"/bin/check\" timed out",
+        "Liveness probe failed: timeout: health rpc did not complete within 1s",
+        "Liveness probe failed: dial tcp 10.244.1.7:8080: i/o timeout",
+    ] {
+        assert_eq!(check("liveness-probe-timeout", vec![p.clone(), pod_event("Unhealthy", msg)]), ["Pod app/app-1"], "{msg}");
+    }
+    assert!(check("liveness-probe-timeout", vec![p, pod_event("Unhealthy", "Liveness probe failed: command \"/bin/check\" exited with 1")]).is_empty());
+}
