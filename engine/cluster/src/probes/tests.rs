@@ -460,3 +460,83 @@ fn exec_grpc_and_tcp_liveness_timeouts() {
     }
     assert!(check("liveness-probe-timeout", vec![p, pod_event("Unhealthy", "Liveness probe failed: command \"/bin/check\" exited with 1")]).is_empty());
 }
+
+/// A pod on n2, scheduled `scheduled_ago` seconds before NOW, mounting claim `data` (bound
+/// to PV `pv-data`, a CSI volume of the attachable driver `ebs.csi.aws.com`), not started.
+fn creating_with_volume(scheduled: &str) -> Vec<Value> {
+    vec![
+        json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "db", "namespace": "app", "uid": "u1", "creationTimestamp": scheduled},
+               "spec": {"nodeName": "n2", "containers": [{"name": "c", "image": "i"}], "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]},
+               "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": scheduled}],
+                          "containerStatuses": [{"name": "c", "image": "i", "imageID": "", "ready": false, "restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}}}]}}),
+        json!({"kind": "PersistentVolumeClaim", "apiVersion": "v1", "metadata": {"name": "data", "namespace": "app"},
+               "spec": {"accessModes": ["ReadWriteOnce"], "volumeName": "pv-data", "resources": {"requests": {"storage": "1Gi"}}}, "status": {"phase": "Bound"}}),
+        json!({"kind": "PersistentVolume", "apiVersion": "v1", "metadata": {"name": "pv-data"},
+               "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}, "csi": {"driver": "ebs.csi.aws.com", "volumeHandle": "vol-1"}}, "status": {"phase": "Bound"}}),
+    ]
+}
+
+fn attachment(node: &str, attached: bool) -> Value {
+    json!({"kind": "VolumeAttachment", "apiVersion": "storage.k8s.io/v1", "metadata": {"name": format!("csi-{node}")},
+           "spec": {"attacher": "ebs.csi.aws.com", "nodeName": node, "source": {"persistentVolumeName": "pv-data"}}, "status": {"attached": attached}})
+}
+
+fn db_event(reason: &str, message: &str) -> Value {
+    json!({"kind": "Event", "apiVersion": "v1", "metadata": {"name": format!("db.{reason}"), "namespace": "app"},
+           "involvedObject": {"kind": "Pod", "namespace": "app", "name": "db", "uid": "u1"},
+           "reason": reason, "message": message, "count": 1, "lastTimestamp": "2026-11-30T11:50:00Z", "type": "Warning"})
+}
+
+#[test]
+fn a_mount_timeout_is_read_from_the_pod_age_and_the_attachments() {
+    let old = "2026-11-30T11:50:00Z";
+    let with = |mut v: Vec<Value>, extra: Vec<Value>| {
+        v.extend(extra);
+        v
+    };
+    // No event at all (1.28+ kubelets record none on a plain timeout): the missing attachment explains it.
+    assert_eq!(check("failed-mount-timeout", creating_with_volume(old)), ["Pod app/db"]);
+    assert!(check("failed-mount-timeout", with(creating_with_volume(old), vec![attachment("n2", true)])).is_empty());
+    assert!(check("failed-mount-timeout", creating_with_volume("2026-11-30T11:59:00Z")).is_empty(), "within the 2m3s wait");
+    let device = db_event("FailedMount", "MountVolume.MountDevice failed for volume \"pv-data\" : rpc error: code = Internal desc = format of disk failed");
+    assert_eq!(check("failed-mount-timeout", with(creating_with_volume(old), vec![attachment("n2", true), device])), ["Pod app/db"]);
+    // A missing ConfigMap is the other probe's finding.
+    let cm = db_event("FailedMount", "MountVolume.SetUp failed for volume \"cfg\" : configmap \"app-config\" not found");
+    assert!(check("failed-mount-timeout", with(creating_with_volume(old), vec![attachment("n2", true), cm])).is_empty());
+}
+
+#[test]
+fn multi_attach_reads_both_messages_and_the_attachments() {
+    let old = "2026-11-30T11:50:00Z";
+    let with = |mut v: Vec<Value>, extra: Vec<Value>| {
+        v.extend(extra);
+        v
+    };
+    let legacy = db_event("FailedAttachVolume", "Multi-Attach error for volume \"pv-data\" Volume is already used by pod(s) db-old");
+    let renamed = db_event("FailedAttachVolume", "Waiting for detach for volume \"pv-data\" Volume is already used by pod(s) db-old");
+    assert_eq!(check("multi-attach-rwo", with(creating_with_volume(old), vec![legacy.clone()])), ["Pod app/db"]);
+    assert_eq!(check("multi-attach-rwo", with(creating_with_volume(old), vec![renamed])), ["Pod app/db"]);
+    // The event has aged out, the attachment on the other node remains.
+    assert_eq!(check("multi-attach-rwo", with(creating_with_volume(old), vec![attachment("n1", true)])), ["Pod app/db"]);
+    // Detached meanwhile and attached here: the event is history.
+    assert!(check("multi-attach-rwo", with(creating_with_volume(old), vec![attachment("n2", true), legacy.clone()])).is_empty());
+    // A rolling update: the new pod waits a few seconds for the old node's detach.
+    assert!(check("multi-attach-rwo", with(creating_with_volume("2026-11-30T11:59:30Z"), vec![attachment("n1", true), legacy])).is_empty());
+}
+
+#[test]
+fn provisioning_failures_behind_external_provisioning_events() {
+    let ev = |reason: &str, at: &str| {
+        json!({"kind": "Event", "apiVersion": "v1", "metadata": {"name": format!("data.{reason}"), "namespace": "app"},
+               "involvedObject": {"kind": "PersistentVolumeClaim", "namespace": "app", "name": "data"},
+               "reason": reason, "message": "m", "count": 3, "lastTimestamp": at, "type": "Normal"})
+    };
+    let claim = || pvc(json!({}), Some("std"), "Pending");
+    let failed = ev("ProvisioningFailed", "2026-11-30T11:58:00Z");
+    let external = ev("ExternalProvisioning", "2026-11-30T11:59:50Z");
+    assert_eq!(check("pvc-provisioning-failed", vec![claim(), class("std", true, "Immediate"), failed.clone(), external]), ["PersistentVolumeClaim app/data"]);
+    let succeeded = ev("ProvisioningSucceeded", "2026-11-30T11:59:00Z");
+    assert!(check("pvc-provisioning-failed", vec![claim(), class("std", true, "Immediate"), failed, succeeded]).is_empty());
+    let stale = ev("ProvisioningFailed", "2026-11-30T09:00:00Z");
+    assert!(check("pvc-provisioning-failed", vec![claim(), class("std", true, "Immediate"), stale]).is_empty());
+}
