@@ -92,8 +92,25 @@ fn a_tolerated_taint_is_not_a_cause_and_the_control_plane_taint_never_is() {
     assert_eq!(check("untolerated-taint", objs(json!({}))), ["Pod app/p"]);
     let tolerates = json!({"tolerations": [{"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoSchedule"}]});
     assert!(check("untolerated-taint", objs(tolerates)).is_empty(), "with the toleration the pod fits db-1: a stale condition");
-    // Only the control-plane node: its taint is by design, not a finding.
-    assert!(check("untolerated-taint", vec![node("cp", "4", cp), pending("p", "1", msg, json!({}))]).is_empty());
+    // With a worker that is full, the control-plane taint is by design, not the cause.
+    let full = "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }.";
+    assert!(check("untolerated-taint", vec![node("w", "1", json!({})), node("cp", "4", cp.clone()), pending("p", "2", full, json!({}))]).is_empty());
+    // A single control-plane node: nowhere else to go, so its taint is the cause.
+    let single = "0/1 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }.";
+    assert_eq!(check("untolerated-taint", vec![node("cp", "4", cp), pending("p", "1", single, json!({}))]), ["Pod app/p"]);
+}
+
+#[test]
+fn without_nodes_only_a_user_taint_in_the_message_counts() {
+    let run_msg = |msg: &str| {
+        let mut s = state(vec![pending("p", "1", msg, json!({}))]);
+        s.loaded.remove(&ResourceKind::Node);
+        run(get("untolerated-taint").expect("probe"), &s).findings.len()
+    };
+    assert_eq!(run_msg("0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu."), 0);
+    assert_eq!(run_msg("0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 2 Insufficient cpu."), 0);
+    assert_eq!(run_msg("0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 node(s) had untolerated taint {dedicated: db}."), 1);
+    assert_eq!(run_msg("0/2 nodes are available: 2 node(s) had taint {gpu: true}, that the pod didn't tolerate."), 1);
 }
 
 #[test]
