@@ -7,7 +7,7 @@
 //!   StorageClass and PV, the Services selecting it, the webhook configurations whose rules
 //!   match it, and, when it is not bound to a node, all Nodes and Pods (so the scheduler's
 //!   view can be rebuilt); for a Service the Pods and EndpointSlices of its namespace; for a
-//!   PVC its StorageClass, PV and the Pods using it; for a Node its Pods and Lease; for a
+//!   PVC its StorageClass, the PVs and the Pods using it; for a Node its Pods and Lease; for a
 //!   workload its Pods and ReplicaSets.
 //!
 //! A kind that cannot be read is recorded in [`ClusterState::unavailable`] with the reason
@@ -294,6 +294,7 @@ pub async fn object(cluster: &Cluster, kind: ResourceKind, namespace: &str, name
             r.list(ResourceKind::Pod, &ns_scope, None).await;
             r.list(ResourceKind::Node, &Scope::All, None).await;
             r.list(ResourceKind::VolumeAttachment, &Scope::All, None).await;
+            r.list(ResourceKind::PersistentVolume, &Scope::All, None).await;
             claim_dependencies(&mut r, namespace, name, &mut related).await;
             let users: Vec<ObjectRef> = r
                 .state
@@ -404,7 +405,8 @@ async fn claim_dependencies(r: &mut Reader<'_>, namespace: &str, claim: &str, re
         }
     }
     if let Some(pv) = spec.volume_name.as_deref().filter(|v| !v.is_empty()) {
-        if r.get(ResourceKind::PersistentVolume, None, pv).await {
+        let listed = r.state.persistent_volumes.iter().any(|p| p.metadata.name.as_deref() == Some(pv));
+        if listed || r.get(ResourceKind::PersistentVolume, None, pv).await {
             related.insert(ObjectRef { kind: ResourceKind::PersistentVolume, namespace: None, name: pv.to_string() });
         }
     }
@@ -438,6 +440,8 @@ async fn pod_dependencies(r: &mut Reader<'_>, ns_scope: &Scope, namespace: &str,
         r.list(ResourceKind::StorageClass, &Scope::All, None).await;
         r.list(ResourceKind::CSIDriver, &Scope::All, None).await;
         r.list(ResourceKind::VolumeAttachment, &Scope::All, None).await;
+        // All PVs: the volume binder's candidates for an unbound claim, and their node affinity.
+        r.list(ResourceKind::PersistentVolume, &Scope::All, None).await;
         for c in &claims {
             claim_dependencies(r, namespace, c, related).await;
         }

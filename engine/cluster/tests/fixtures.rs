@@ -109,6 +109,10 @@ const EXPECTED: &[(&str, &[(&str, &str)])] = &[
     ("loadbalancer-pending", &[("loadbalancer-external-ip-pending", "Service shop/web-public")]),
     ("cni-not-initialized", &[("cni-not-initialized", "Node worker-3")]),
     ("init-container-crashloop", &[("init-container-crashloop", "Pod shop/orders")]),
+    ("image-pull-rate-limited", &[("image-pull-rate-limited", "Pod shop/session-cache")]),
+    ("pvc-provisioning-failed", &[("pvc-provisioning-failed", "PersistentVolumeClaim shop/ledger")]),
+    ("pod-scheduling-gated", &[("pod-scheduling-gated", "Pod batch/train-0")]),
+    ("volume-node-affinity-conflict", &[("volume-node-affinity-conflict", "Pod shop/db-0")]),
 ];
 
 fn fixtures_dir() -> PathBuf {

@@ -364,8 +364,11 @@ fn init_container_crashloop(state: &ClusterState) -> Vec<Finding> {
     out
 }
 
-/// `oom-killed-container-limit`: last termination reason `OOMKilled`, within a day of the
-/// snapshot, of a container in a pod that is not being deleted; the memory limit is part of
+/// How long (seconds) an OOM kill or an eviction counts as current.
+const RECENT_SECS: i64 = 3_600;
+
+/// `oom-killed-container-limit`: last termination reason `OOMKilled`, finished within an
+/// hour of the snapshot (an older kill is history), of a container in a pod that is not being deleted; the memory limit is part of
 /// the evidence.
 fn oom_killed(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -375,8 +378,8 @@ fn oom_killed(state: &ClusterState) -> Vec<Finding> {
         }
         for (c, init) in statuses(p) {
             let Some(t) = last_terminated(c).filter(|t| t.reason.as_deref() == Some("OOMKilled")) else { continue };
-            // A kill more than a day before the snapshot is history, not the current state.
-            if age_secs(state, t.finished_at.as_ref()).is_some_and(|a| a > 86_400) {
+            // A kill more than an hour before the snapshot is history, not the current state.
+            if age_secs(state, t.finished_at.as_ref()).is_some_and(|a| a > RECENT_SECS) {
                 continue;
             }
             let mut ev = restart_evidence(p, c, init);
@@ -458,13 +461,24 @@ fn liveness_wrong_path(state: &ClusterState) -> Vec<Finding> {
     liveness_with(state, &refs, "gets an HTTP 4xx from the configured path or port")
 }
 
-/// `liveness-probe-timeout`: the liveness probe's HTTP request timed out ("context deadline
-/// exceeded (Client.Timeout exceeded while awaiting headers)", Go's
-/// `golang/go:src/net/http/client.go`, as the knowledge's symptom templates record it).
+/// `liveness-probe-timeout`: the liveness probe did not answer within `timeoutSeconds`.
+/// HTTP: "context deadline exceeded (Client.Timeout exceeded while awaiting headers)" (Go's
+/// `golang/go:src/net/http/client.go`); exec: `command "<cmd>" timed out` (`ExecSync` in
+/// `kubernetes/kubernetes:staging/src/k8s.io/cri-client/pkg/remote_runtime.go`, surfaced by
+/// `kubernetes/kubernetes:pkg/probe/exec/exec.go`); gRPC: "timeout: failed to connect service
+/// %q within %v" and "timeout: health rpc did not complete within %v"
+/// (`kubernetes/kubernetes:pkg/probe/grpc/grpc.go`); TCP: "dial tcp …: i/o timeout".
 fn liveness_timeout(state: &ClusterState) -> Vec<Finding> {
     liveness_with(
         state,
-        &["context deadline exceeded", "Client.Timeout exceeded"],
+        &[
+            "context deadline exceeded",
+            "Client.Timeout exceeded",
+            "\" timed out",
+            "timeout: failed to connect service",
+            "timeout: health rpc did not complete within",
+            "i/o timeout",
+        ],
         "does not answer within timeoutSeconds",
     )
 }
@@ -517,12 +531,18 @@ enum PullFailure {
     Unauthorized,
     NotFound,
     Network,
+    /// "pull access denied, repository does not exist or may require authorization": what
+    /// containerd reports both for a private repository and for one that does not exist on
+    /// Docker Hub (which answers `insufficient_scope` for either); told apart by context.
+    DeniedOrMissing,
 }
 
 fn classify_pull(msg: &str) -> Option<PullFailure> {
     let m = msg.to_ascii_lowercase();
     if m.contains("toomanyrequests") || m.contains("429 too many requests") {
         Some(PullFailure::RateLimited)
+    } else if m.contains("pull access denied, repository does not exist or may require authorization") {
+        Some(PullFailure::DeniedOrMissing)
     } else if m.contains("pull access denied") || m.contains("401 unauthorized") || m.contains("403 forbidden") || m.contains("authentication required") || m.contains("no basic auth credentials") {
         Some(PullFailure::Unauthorized)
     } else if m.contains(": not found") || m.contains("manifest unknown") || m.contains("not found: manifest") {
@@ -555,7 +575,20 @@ fn image_pull(state: &ClusterState, want: PullFailure, summary: &str) -> Vec<Fin
                     (m.clone(), Evidence::new(pod_ref(p), format!("{}.state.waiting.message", container_path(init, &c.name)), m))
                 }
             };
-            if classify_pull(&text) != Some(want) {
+            let got = match classify_pull(&text) {
+                // Without pull credentials a Docker Hub image that gives "pull access denied"
+                // is far more often a misspelt repository than a private one.
+                Some(PullFailure::DeniedOrMissing) => {
+                    let has_secrets = p.spec.as_ref().and_then(|s| s.image_pull_secrets.as_ref()).is_some_and(|v| !v.is_empty());
+                    if !has_secrets && is_docker_hub(&c.image) {
+                        Some(PullFailure::NotFound)
+                    } else {
+                        Some(PullFailure::Unauthorized)
+                    }
+                }
+                other => other,
+            };
+            if got != Some(want) {
                 continue;
             }
             let path = container_path(init, &c.name);
@@ -573,12 +606,27 @@ fn image_pull(state: &ClusterState, want: PullFailure, summary: &str) -> Vec<Fin
     out
 }
 
-/// `image-pull-not-found`: the pull error says `not found` / `manifest unknown`.
+/// Whether an image reference resolves to Docker Hub: no registry host in its first path
+/// component (no `.` or `:` and not `localhost`), or `docker.io` / `index.docker.io` named.
+fn is_docker_hub(image: &str) -> bool {
+    match image.split_once('/') {
+        None => true,
+        Some((first, _)) => {
+            first == "docker.io" || first == "index.docker.io" || !(first.contains('.') || first.contains(':') || first == "localhost")
+        }
+    }
+}
+
+/// `image-pull-not-found`: the pull error says `not found` / `manifest unknown`, or "pull
+/// access denied, repository does not exist …" for a Docker Hub image while the pod has no
+/// `imagePullSecrets`.
 fn image_pull_not_found(state: &ClusterState) -> Vec<Finding> {
     image_pull(state, PullFailure::NotFound, "the registry has no such image or tag")
 }
 
-/// `image-pull-unauthorized`: `pull access denied`, `401 Unauthorized`, `403 Forbidden`.
+/// `image-pull-unauthorized`: `pull access denied` (for "repository does not exist or may
+/// require authorization" only when the pod has pull secrets or the registry is not Docker
+/// Hub), `401 Unauthorized`, `403 Forbidden`.
 fn image_pull_unauthorized(state: &ClusterState) -> Vec<Finding> {
     image_pull(state, PullFailure::Unauthorized, "the registry refuses the pull (missing or wrong pull credentials, or a private repository)")
 }
@@ -675,8 +723,10 @@ fn node_kubelet_stopped(state: &ClusterState) -> Vec<Finding> {
 }
 
 /// Node pressure: condition `type_` True on a node, and pods with `status.reason`
-/// `Evicted` whose message starts "The node was low on resource: {resource}" or names the
-/// condition ("The node had condition: [{type_}]."), from
+/// `Evicted` whose message says "The node was low on resource: {resource}." or names the
+/// condition in "The node had condition: [{types}]." (the admission rejection, which the
+/// kubelet's `rejectPod` prefixes with "Pod was rejected: " and which lists several types
+/// space-separated, `kubernetes/kubernetes:pkg/kubelet/kubelet.go`), from
 /// `kubernetes/kubernetes:pkg/kubelet/eviction/helpers.go`; condition types from
 /// `kubernetes/kubernetes:staging/src/k8s.io/api/core/v1/types.go`.
 fn pressure(state: &ClusterState, type_: &str, resources: &[&str], what: &str) -> Vec<Finding> {
@@ -695,9 +745,21 @@ fn pressure(state: &ClusterState, type_: &str, resources: &[&str], what: &str) -
         if s.and_then(|s| s.reason.as_deref()) != Some("Evicted") {
             continue;
         }
+        // An eviction more than an hour old (newest condition transition) is history.
+        let newest = s
+            .and_then(|s| s.conditions.as_ref())
+            .into_iter()
+            .flatten()
+            .filter_map(|c| age_secs(state, c.last_transition_time.as_ref()))
+            .min();
+        if newest.is_some_and(|a| a > RECENT_SECS) {
+            continue;
+        }
         let msg = s.and_then(|s| s.message.as_deref()).unwrap_or("");
-        let hit = resources.iter().any(|r| msg.starts_with(&format!("The node was low on resource: {r}.")))
-            || msg.starts_with(&format!("The node had condition: [{type_}]."));
+        // Admission rejections arrive as "Pod was rejected: The node had condition: [A B]. ",
+        // so the condition text is searched anywhere and may list several types.
+        let hit = resources.iter().any(|r| msg.contains(&format!("The node was low on resource: {r}.")))
+            || (msg.contains("The node had condition:") && msg.contains(type_));
         if !hit {
             continue;
         }
@@ -715,10 +777,11 @@ fn pressure_memory(state: &ClusterState) -> Vec<Finding> {
     pressure(state, "MemoryPressure", &["memory"], "memory")
 }
 
-/// `node-pressure-eviction-disk`: DiskPressure / evictions for `ephemeral-storage`,
-/// `nodefs` or `imagefs` signals.
+/// `node-pressure-eviction-disk`: DiskPressure / evictions for `ephemeral-storage` or
+/// `inodes`: `signalToResource` in `kubernetes/kubernetes:pkg/kubelet/eviction/helpers.go`
+/// maps the nodefs and imagefs signals to those two resource names (never "nodefs").
 fn pressure_disk(state: &ClusterState) -> Vec<Finding> {
-    pressure(state, "DiskPressure", &["ephemeral-storage", "nodefs", "imagefs"], "disk space")
+    pressure(state, "DiskPressure", &["ephemeral-storage", "inodes"], "disk space")
 }
 
 fn ready_message_contains(state: &ClusterState, needles: &[&str], summary: &str) -> Vec<Finding> {
@@ -791,7 +854,9 @@ mod tests {
     #[test]
     fn pull_errors_are_told_apart() {
         assert_eq!(classify_pull("Failed to pull image \"x\": rpc error: code = NotFound desc = failed to pull and unpack image \"docker.io/library/x:1\": failed to resolve reference \"docker.io/library/x:1\": docker.io/library/x:1: not found"), Some(PullFailure::NotFound));
-        assert_eq!(classify_pull("failed to resolve reference \"r/x:1\": pull access denied, repository does not exist or may require authorization"), Some(PullFailure::Unauthorized));
+        assert_eq!(classify_pull("failed to resolve reference \"r/x:1\": pull access denied, repository does not exist or may require authorization: server message: insufficient_scope"), Some(PullFailure::DeniedOrMissing));
+        assert!(is_docker_hub("nginx:1.27") && is_docker_hub("bitnami/redis:7") && is_docker_hub("docker.io/library/x:1"));
+        assert!(!is_docker_hub("registry.example.com/app:1") && !is_docker_hub("localhost:5000/app") && !is_docker_hub("localhost/app"));
         assert_eq!(classify_pull("unexpected status from HEAD request to https://r/v2/x/manifests/1: 401 Unauthorized"), Some(PullFailure::Unauthorized));
         assert_eq!(classify_pull("429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit"), Some(PullFailure::RateLimited));
         assert_eq!(classify_pull("dial tcp 10.0.0.1:443: i/o timeout"), Some(PullFailure::Network));

@@ -266,15 +266,30 @@ pub(crate) struct Unschedulable<'a> {
 }
 
 impl Unschedulable<'_> {
-    /// Whether a node is rejected only for reasons of `category` (the control-plane taint
-    /// is never decisive, so no category but its own can be decisive there).
+    /// Whether a node is rejected only for reasons of `category`. The control-plane taint
+    /// is by design and not decisive while some node lacks it; when every node carries it
+    /// (a single-node or control-plane-only cluster) it counts as an untolerated taint.
     fn decisive(&self, category: u8) -> bool {
         if category == 7 {
             return false;
         }
+        !self.decisive_nodes(category).is_empty()
+    }
+
+    /// Whether every node carries the control-plane role taint.
+    fn only_control_plane(&self) -> bool {
         self.nodes.as_ref().is_some_and(|nodes| {
-            nodes.iter().any(|(_, r)| !r.is_empty() && r.iter().all(|x| x.category() == category))
+            !nodes.is_empty() && nodes.iter().all(|(_, r)| r.iter().any(|x| matches!(x, Rejection::ControlPlaneTaint(_))))
         })
+    }
+
+    /// The category a rejection counts in: the control-plane taint counts as a taint when
+    /// no node lacks it.
+    fn counted(&self, x: &Rejection, cp_is_taint: bool) -> u8 {
+        match x {
+            Rejection::ControlPlaneTaint(_) if cp_is_taint => 2,
+            _ => x.category(),
+        }
     }
 
     /// Whether some node passes every modelled filter.
@@ -284,10 +299,11 @@ impl Unschedulable<'_> {
 
     /// The nodes rejected only for `category`, with those rejections.
     fn decisive_nodes(&self, category: u8) -> Vec<(&str, &[Rejection])> {
+        let cp_is_taint = self.only_control_plane();
         self.nodes
             .iter()
             .flatten()
-            .filter(|(_, r)| !r.is_empty() && r.iter().all(|x| x.category() == category))
+            .filter(|(_, r)| !r.is_empty() && r.iter().all(|x| self.counted(x, cp_is_taint) == category))
             .map(|(n, r)| (n.as_str(), r.as_slice()))
             .collect()
     }
@@ -333,6 +349,7 @@ fn placement(
     for u in unschedulable_pods(state) {
         let holds = match &u.nodes {
             Some(_) => !u.some_node_fits() && u.decisive(category),
+            None if category == 2 => message_names_user_taint(&u.message),
             None => texts.iter().any(|t| u.message.contains(t)),
         };
         if !holds {
@@ -344,6 +361,23 @@ fn placement(
         out.push(finding(pod_ref(u.pod), summary, evidence));
     }
     out
+}
+
+/// Whether a TaintToleration message names a taint other than the control-plane role
+/// taint and the node-lifecycle `node.kubernetes.io/*` ones: the taints are printed as
+/// `{key: value}` after "untolerated taint" (or "taint" in "that the pod didn't tolerate",
+/// before 1.27), `kubernetes/kubernetes:pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go`.
+/// On kubeadm clusters every such message lists the control-plane taint, so its mere
+/// presence says nothing.
+fn message_names_user_taint(message: &str) -> bool {
+    message.match_indices("taint {").any(|(i, m)| {
+        let rest = &message[i + m.len()..];
+        let key = rest.split([':', '}']).next().unwrap_or("").trim();
+        !key.is_empty()
+            && key != "node-role.kubernetes.io/control-plane"
+            && key != "node-role.kubernetes.io/master"
+            && !key.starts_with("node.kubernetes.io/")
+    })
 }
 
 fn node_ref(name: &str) -> crate::state::ObjectRef {
@@ -391,14 +425,21 @@ fn insufficient_resources(state: &ClusterState) -> Vec<Finding> {
 }
 
 /// `untolerated-taint`: TaintToleration is decisive (node-lifecycle `node.kubernetes.io/*`
-/// taints are the node's health and are left to the node probes). Reason texts from
+/// taints are the node's health and are left to the node probes; the control-plane taint
+/// counts only when every node carries it). Without nodes, the condition message must
+/// name a taint other than those. Reason texts from
 /// `kubernetes/kubernetes:pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go`.
 fn untolerated_taint(state: &ClusterState) -> Vec<Finding> {
     placement(state, 2, &["untolerated taint", "that the pod didn't tolerate"], |_, nodes| {
         let mut ev = Vec::new();
         for (n, rej) in nodes {
-            let taints: Vec<String> =
-                rej.iter().filter_map(|r| if let Rejection::Taint(t) = r { Some(show_taint(t)) } else { None }).collect();
+            let taints: Vec<String> = rej
+                .iter()
+                .filter_map(|r| match r {
+                    Rejection::Taint(t) | Rejection::ControlPlaneTaint(t) => Some(show_taint(t)),
+                    _ => None,
+                })
+                .collect();
             ev.push(Evidence::new(node_ref(n), "spec.taints", taints.join(", ")));
         }
         ("the pod would fit on a node whose taints it does not tolerate".to_string(), ev)

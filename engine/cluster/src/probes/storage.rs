@@ -142,6 +142,22 @@ fn claim_names(p: &Pod) -> Vec<&str> {
         .collect()
 }
 
+/// Whether the pod uses claim `name`: a `persistentVolumeClaim` volume naming it, or a
+/// generic ephemeral volume whose claim is `<pod>-<volume>`
+/// (`kubernetes/kubernetes:staging/src/k8s.io/component-helpers/storage/ephemeral/ephemeral.go`).
+fn uses_claim(p: &Pod, name: &str) -> bool {
+    if claim_names(p).contains(&name) {
+        return true;
+    }
+    let pod = p.metadata.name.as_deref().unwrap_or("");
+    p.spec
+        .as_ref()
+        .and_then(|s| s.volumes.as_ref())
+        .into_iter()
+        .flatten()
+        .any(|v| v.ephemeral.is_some() && format!("{pod}-{}", v.name) == name)
+}
+
 fn claim<'a>(state: &'a ClusterState, ns: Option<&str>, name: &str) -> Option<&'a PersistentVolumeClaim> {
     state.persistent_volume_claims.iter().find(|c| c.metadata.namespace.as_deref() == ns && c.metadata.name.as_deref() == Some(name))
 }
@@ -283,8 +299,15 @@ fn no_storageclass(state: &ClusterState) -> Vec<Finding> {
     out
 }
 
-/// `pvc-provisioning-failed`: a Pending claim whose class exists and whose newest event is
-/// `ProvisioningFailed` (the provisioner tried and failed).
+/// How long (seconds) a `ProvisioningFailed` event counts as current: the events' default
+/// TTL (the apiserver's `--event-ttl`, one hour).
+const PROVISIONING_WINDOW_SECS: i64 = 3_600;
+
+/// `pvc-provisioning-failed`: a Pending claim whose class exists, with a `ProvisioningFailed`
+/// event seen within the last hour and no `ProvisioningSucceeded` after it. The newest event
+/// is not the test: while a claim waits on an external provisioner the PV controller
+/// records `Normal` `ExternalProvisioning` on every sync (`provisionClaimOperationExternal`
+/// in `kubernetes/kubernetes:pkg/controller/volume/persistentvolume/pv_controller.go`).
 fn provisioning_failed(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for c in &state.persistent_volume_claims {
@@ -292,7 +315,15 @@ fn provisioning_failed(state: &ClusterState) -> Vec<Finding> {
             continue;
         }
         let evs = events_for(state, "PersistentVolumeClaim", &c.metadata);
-        let Some(last) = evs.last().filter(|e| e.reason.as_deref() == Some("ProvisioningFailed")) else { continue };
+        let Some(i) = evs.iter().rposition(|e| e.reason.as_deref() == Some("ProvisioningFailed")) else { continue };
+        let last = evs[i];
+        if evs[i + 1..].iter().any(|e| e.reason.as_deref() == Some("ProvisioningSucceeded")) {
+            continue;
+        }
+        let seen = event_time(last).map(|t| k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(t));
+        if age_secs(state, seen.as_ref()).is_some_and(|a| a > PROVISIONING_WINDOW_SECS) {
+            continue;
+        }
         out.push(finding(
             pvc_ref(c),
             "the provisioner tries to create the claim's volume and fails".to_string(),
@@ -347,25 +378,198 @@ fn pending_pod_event(state: &ClusterState, reason: &str, needles: &[&str], summa
     out
 }
 
-/// `multi-attach-rwo`: `FailedAttachVolume` "Multi-Attach error for volume …"
-/// (`kubernetes/kubernetes:pkg/controller/volume/attachdetach/reconciler/reconciler.go`) on a
-/// Pending pod.
-fn multi_attach(state: &ClusterState) -> Vec<Finding> {
-    pending_pod_event(state, "FailedAttachVolume", &["Multi-Attach error for volume"], |p| {
-        format!("the pod's ReadWriteOnce volume is still attached to another node, so it cannot be attached to {}", node_name(p).unwrap_or("?"))
+/// How long (seconds) the kubelet waits for a pod's volumes before it gives up a sync:
+/// `podAttachAndMountTimeout`, 2m3s (`kubernetes/kubernetes:pkg/kubelet/volumemanager/volume_manager.go`).
+const ATTACH_AND_MOUNT_TIMEOUT_SECS: i64 = 123;
+
+/// Seconds since the pod was scheduled (`PodScheduled` transition, else creation).
+fn scheduled_for(state: &ClusterState, p: &Pod) -> Option<i64> {
+    pod_condition(p, "PodScheduled")
+        .filter(|c| c.status == "True")
+        .and_then(|c| age_secs(state, c.last_transition_time.as_ref()))
+        .or_else(|| age_secs(state, p.metadata.creation_timestamp.as_ref()))
+}
+
+/// Pending pods on a node that are not being deleted and whose containers have not started.
+fn creating_pods(state: &ClusterState) -> impl Iterator<Item = (&Pod, &str)> {
+    state.pods.iter().filter_map(|p| {
+        let node = node_name(p)?;
+        if phase(p) != "Pending" || p.metadata.deletion_timestamp.is_some() {
+            return None;
+        }
+        let started = p
+            .status
+            .as_ref()
+            .and_then(|s| s.container_statuses.as_ref())
+            .into_iter()
+            .flatten()
+            .any(|c| c.state.as_ref().is_some_and(|st| st.running.is_some() || st.terminated.is_some()));
+        (!started).then_some((p, node))
     })
 }
 
-/// `failed-mount-timeout`: `FailedMount` "Unable to attach or mount volumes: unmounted
-/// volumes=[…]" or "timeout expired waiting for volumes to attach or mount"
-/// (`kubernetes/kubernetes:pkg/kubelet/volumemanager/volume_manager.go`) on a Pending pod.
+/// The CSI PersistentVolumes behind the pod's bound claims that need attaching (their
+/// CSIDriver does not say `attachRequired: false`), as (claim, PV name, PV).
+fn attachable_volumes<'a>(state: &'a ClusterState, p: &Pod) -> Vec<(String, &'a k8s_openapi::api::core::v1::PersistentVolume)> {
+    let ns = p.metadata.namespace.as_deref();
+    claim_names(p)
+        .into_iter()
+        .filter_map(|name| claim(state, ns, name))
+        .filter_map(|c| c.spec.as_ref().and_then(|s| s.volume_name.as_deref()))
+        .filter_map(|pv| state.persistent_volumes.iter().find(|v| v.metadata.name.as_deref() == Some(pv)))
+        .filter(|pv| {
+            let Some(csi) = pv.spec.as_ref().and_then(|s| s.csi.as_ref()) else { return false };
+            !state
+                .csi_drivers
+                .iter()
+                .any(|d| d.metadata.name.as_deref() == Some(csi.driver.as_str()) && d.spec.attach_required == Some(false))
+        })
+        .map(|pv| (pv.metadata.name.clone().unwrap_or_default(), pv))
+        .collect()
+}
+
+/// VolumeAttachments of PersistentVolume `pv`.
+fn attachments<'a>(state: &'a ClusterState, pv: &str) -> Vec<&'a k8s_openapi::api::storage::v1::VolumeAttachment> {
+    state
+        .volume_attachments
+        .iter()
+        .filter(|va| va.spec.source.persistent_volume_name.as_deref() == Some(pv))
+        .collect()
+}
+
+fn attached(va: &k8s_openapi::api::storage::v1::VolumeAttachment) -> bool {
+    va.status.as_ref().is_some_and(|s| s.attached)
+}
+
+/// Whether the volume can be attached to one node only (no ReadWriteMany / ReadOnlyMany).
+fn single_node(pv: &k8s_openapi::api::core::v1::PersistentVolume) -> bool {
+    let modes = pv.spec.as_ref().and_then(|s| s.access_modes.clone()).unwrap_or_default();
+    !modes.is_empty() && !modes.iter().any(|m| m == "ReadWriteMany" || m == "ReadOnlyMany")
+}
+
+/// `multi-attach-rwo`: a Pending pod, scheduled more than `podAttachAndMountTimeout` ago
+/// (during a rolling update the old pod's volume is detached within that time, so the
+/// message alone is normal), whose single-node volume is either
+/// - attached to another node by a VolumeAttachment (`status.attached: true`), or, when
+///   VolumeAttachments were not read or show nothing,
+/// - named by a `FailedAttachVolume` event "Multi-Attach error for volume …", or, since
+///   kubernetes/kubernetes#138837, "Waiting for detach for volume …", both followed by
+///   "Volume is already used by pod(s) …"
+///   (`kubernetes/kubernetes:pkg/controller/volume/attachdetach/reconciler/reconciler.go`). The
+///   controller sends that event once per volume and node, so it ages out after the
+///   events' one-hour TTL; the VolumeAttachment is the lasting evidence.
+fn multi_attach(state: &ClusterState) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let va_read = state.loaded.contains(&ResourceKind::VolumeAttachment);
+    for (p, node) in creating_pods(state) {
+        if scheduled_for(state, p).is_none_or(|a| a < ATTACH_AND_MOUNT_TIMEOUT_SECS) {
+            continue;
+        }
+        let mut ev = vec![Evidence::new(pod_ref(p), "status.phase", "Pending"), Evidence::new(pod_ref(p), "spec.nodeName", node)];
+        let mut elsewhere = false;
+        let mut here = false;
+        for (name, pv) in attachable_volumes(state, p) {
+            for va in attachments(state, &name) {
+                if !attached(va) {
+                    continue;
+                }
+                if va.spec.node_name == node {
+                    here = true;
+                } else if single_node(pv) {
+                    elsewhere = true;
+                    ev.push(Evidence::new(
+                        obj_ref(ResourceKind::VolumeAttachment, &va.metadata),
+                        "spec.nodeName",
+                        format!("{} (volume {name}, attached: true)", va.spec.node_name),
+                    ));
+                }
+            }
+        }
+        if va_read && here && !elsewhere {
+            continue;
+        }
+        let event = events_for(state, "Pod", &p.metadata).into_iter().rev().find(|e| {
+            let m = e.message.as_deref().unwrap_or("");
+            e.reason.as_deref() == Some("FailedAttachVolume") && (m.starts_with("Multi-Attach error for volume") || m.starts_with("Waiting for detach for volume"))
+        });
+        if let Some(e) = event {
+            ev.push(event_evidence(e));
+        } else if !elsewhere {
+            continue;
+        }
+        out.push(finding(
+            pod_ref(p),
+            format!("the pod's ReadWriteOnce volume is still attached to another node, so it cannot be attached to {node}"),
+            ev,
+        ));
+    }
+    out
+}
+
+/// `failed-mount-timeout`: a pod scheduled more than `podAttachAndMountTimeout` (2m3s) ago
+/// whose containers have not started, explained by the kubelet's mount errors or by a
+/// volume that is not attached to its node. Since 1.28 the kubelet records no event when
+/// that wait merely times out (`SyncPod` in `kubernetes/kubernetes:pkg/kubelet/kubelet.go`
+/// skips the `FailedMount` event when `wait.Interrupted(err)`), so the timeout itself is
+/// read from the pod's age. Explanations:
+/// - a `FailedMount` event from the operation executor, "MountVolume.SetUp failed …" or
+///   "MountVolume.MountDevice failed …"
+///   (`kubernetes/kubernetes:pkg/volume/util/operationexecutor/operation_generator.go`), or
+///   the older kubelet texts "Unable to attach or mount volumes: …" and "timeout expired
+///   waiting for volumes to attach/mount for pod …"; missing ConfigMaps and Secrets are
+///   left to `configmap-secret-volume-missing`;
+/// - a CSI volume that needs attaching with no VolumeAttachment `attached: true` on the
+///   pod's node (when VolumeAttachments were read).
 fn mount_timeout(state: &ClusterState) -> Vec<Finding> {
-    pending_pod_event(
-        state,
-        "FailedMount",
-        &["Unable to attach or mount volumes", "timeout expired waiting for volumes to attach or mount"],
-        |_| "the kubelet gave up waiting for the pod's volumes to attach and mount".to_string(),
-    )
+    let va_read = state.loaded.contains(&ResourceKind::VolumeAttachment);
+    let mut out = Vec::new();
+    for (p, node) in creating_pods(state) {
+        let Some(waited) = scheduled_for(state, p).filter(|a| *a >= ATTACH_AND_MOUNT_TIMEOUT_SECS) else { continue };
+        if p.spec.as_ref().and_then(|s| s.volumes.as_ref()).is_none_or(|v| v.is_empty()) {
+            continue;
+        }
+        let mut ev = vec![Evidence::new(pod_ref(p), "status.phase", "Pending"), Evidence::new(pod_ref(p), "spec.nodeName", node)];
+        let mount_error = events_for(state, "Pod", &p.metadata).into_iter().rev().find(|e| {
+            let m = e.message.as_deref().unwrap_or("");
+            e.reason.as_deref() == Some("FailedMount")
+                && !(m.contains("\" : configmap \"") || m.contains("\" : secret \""))
+                && (m.contains("MountVolume.SetUp failed")
+                    || m.contains("MountDevice failed")
+                    || m.contains("Unable to attach or mount volumes")
+                    || m.contains("timeout expired waiting for volumes to attach"))
+        });
+        let mut explained = false;
+        if let Some(e) = mount_error {
+            ev.push(event_evidence(e));
+            explained = true;
+        }
+        if va_read {
+            for (name, _) in attachable_volumes(state, p) {
+                let on_node: Vec<_> = attachments(state, &name).into_iter().filter(|va| va.spec.node_name == node).collect();
+                if on_node.iter().any(|va| attached(va)) {
+                    continue;
+                }
+                explained = true;
+                let r = ObjectRef { kind: ResourceKind::PersistentVolume, namespace: None, name: name.clone() };
+                match on_node.first() {
+                    Some(va) => {
+                        let err = va.status.as_ref().and_then(|s| s.attach_error.as_ref()).and_then(|e| e.message.clone()).unwrap_or_default();
+                        ev.push(Evidence::new(obj_ref(ResourceKind::VolumeAttachment, &va.metadata), "status.attached", format!("false {err}").trim_end().to_string()));
+                    }
+                    None => ev.push(Evidence::new(r, "volumeattachments", format!("absent: no VolumeAttachment of this volume on {node}"))),
+                }
+            }
+        }
+        if !explained {
+            continue;
+        }
+        out.push(finding(
+            pod_ref(p),
+            format!("the pod's volumes have not attached and mounted on {node} after {}, past the kubelet's 2m3s wait", human_secs(waited)),
+            ev,
+        ));
+    }
+    out
 }
 
 /// `configmap-secret-volume-missing`: `FailedMount` "MountVolume.SetUp failed for volume
@@ -378,9 +582,12 @@ fn configmap_secret_missing(state: &ClusterState) -> Vec<Finding> {
 }
 
 /// `pvc-stuck-terminating-protection`: a claim with `deletionTimestamp` set and the
-/// `kubernetes.io/pvc-protection` finalizer while a non-terminal pod mounts it (the
-/// protection controller, `kubernetes/kubernetes:pkg/controller/volume/pvcprotection/pvc_protection_controller.go`,
-/// removes the finalizer only when no pod uses it).
+/// `kubernetes.io/pvc-protection` finalizer while a pod uses it. The protection controller
+/// (`podUsesPVC` in `kubernetes/kubernetes:pkg/controller/volume/pvcprotection/pvc_protection_controller.go`)
+/// counts every pod bound to a node (`spec.nodeName` set), in any phase (a Succeeded or
+/// Failed pod still blocks the deletion until it is deleted), that names the claim in a
+/// `persistentVolumeClaim` volume or owns it as a generic ephemeral volume
+/// (`<pod>-<volume>`); unscheduled pods do not count.
 fn pvc_protection(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for c in &state.persistent_volume_claims {
@@ -391,8 +598,8 @@ fn pvc_protection(state: &ClusterState) -> Vec<Finding> {
         let users: Vec<&Pod> = state
             .pods
             .iter()
-            .filter(|p| p.metadata.namespace == c.metadata.namespace && !is_terminal(p))
-            .filter(|p| claim_names(p).contains(&c.metadata.name.as_deref().unwrap_or("")))
+            .filter(|p| p.metadata.namespace == c.metadata.namespace && node_name(p).is_some())
+            .filter(|p| uses_claim(p, c.metadata.name.as_deref().unwrap_or("")))
             .collect();
         if users.is_empty() {
             continue;

@@ -92,8 +92,25 @@ fn a_tolerated_taint_is_not_a_cause_and_the_control_plane_taint_never_is() {
     assert_eq!(check("untolerated-taint", objs(json!({}))), ["Pod app/p"]);
     let tolerates = json!({"tolerations": [{"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoSchedule"}]});
     assert!(check("untolerated-taint", objs(tolerates)).is_empty(), "with the toleration the pod fits db-1: a stale condition");
-    // Only the control-plane node: its taint is by design, not a finding.
-    assert!(check("untolerated-taint", vec![node("cp", "4", cp), pending("p", "1", msg, json!({}))]).is_empty());
+    // With a worker that is full, the control-plane taint is by design, not the cause.
+    let full = "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }.";
+    assert!(check("untolerated-taint", vec![node("w", "1", json!({})), node("cp", "4", cp.clone()), pending("p", "2", full, json!({}))]).is_empty());
+    // A single control-plane node: nowhere else to go, so its taint is the cause.
+    let single = "0/1 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }.";
+    assert_eq!(check("untolerated-taint", vec![node("cp", "4", cp), pending("p", "1", single, json!({}))]), ["Pod app/p"]);
+}
+
+#[test]
+fn without_nodes_only_a_user_taint_in_the_message_counts() {
+    let run_msg = |msg: &str| {
+        let mut s = state(vec![pending("p", "1", msg, json!({}))]);
+        s.loaded.remove(&ResourceKind::Node);
+        run(get("untolerated-taint").expect("probe"), &s).findings.len()
+    };
+    assert_eq!(run_msg("0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu."), 0);
+    assert_eq!(run_msg("0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 2 Insufficient cpu."), 0);
+    assert_eq!(run_msg("0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 node(s) had untolerated taint {dedicated: db}."), 1);
+    assert_eq!(run_msg("0/2 nodes are available: 2 node(s) had taint {gpu: true}, that the pod didn't tolerate."), 1);
 }
 
 #[test]
@@ -305,4 +322,238 @@ fn every_probe_has_a_verified_shape() {
         // On an empty but fully read cluster no probe finds anything.
         assert_eq!(run(p, &state(vec![])).verdict, Verdict::DoesNotHold, "{}", p.id);
     }
+}
+
+fn node_not_ready(message: &str) -> Value {
+    let mut n = node("n1", "4", json!({}));
+    n["status"]["conditions"] = json!([{"type": "Ready", "status": "False", "reason": "KubeletNotReady", "message": message}]);
+    n
+}
+
+#[test]
+fn node_ready_messages_name_the_broken_part() {
+    let pleg = node_not_ready("PLEG is not healthy: pleg was last seen active 3m5s ago; threshold is 3m0s");
+    let runtime = node_not_ready("container runtime is down");
+    let cni = node_not_ready("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized");
+    assert_eq!(check("pleg-not-healthy", vec![pleg.clone()]), ["Node n1"]);
+    assert!(check("pleg-not-healthy", vec![runtime.clone()]).is_empty());
+    assert_eq!(check("container-runtime-down", vec![runtime]), ["Node n1"]);
+    assert!(check("container-runtime-down", vec![cni.clone()]).is_empty());
+    assert_eq!(check("cni-not-initialized", vec![cni]), ["Node n1"]);
+    assert!(check("cni-not-initialized", vec![pleg]).is_empty());
+}
+
+fn waiting_pod(reason: &str, message: &str) -> Value {
+    json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "app-1", "namespace": "app", "uid": "u1"},
+           "spec": {"nodeName": "n1", "containers": [{"name": "app", "image": "registry.example.com/app:1"}]},
+           "status": {"phase": "Pending", "containerStatuses": [{"name": "app", "image": "registry.example.com/app:1", "imageID": "", "ready": false, "restartCount": 0,
+               "state": {"waiting": {"reason": reason, "message": message}}}]}})
+}
+
+#[test]
+fn waiting_reasons_and_pull_errors() {
+    let net = waiting_pod("ErrImagePull", "failed to pull and unpack image \"registry.example.com/app:1\": failed to resolve reference: dial tcp 10.1.2.3:443: i/o timeout");
+    assert_eq!(check("image-pull-network", vec![net.clone()]), ["Pod app/app-1"]);
+    assert!(check("image-pull-not-found", vec![net]).is_empty());
+    let invalid = waiting_pod("InvalidImageName", "Failed to apply default image tag \"Registry/App:1\": couldn't parse image name \"Registry/App:1\": invalid reference format: repository name must be lowercase");
+    assert_eq!(check("invalid-image-name", vec![invalid.clone()]), ["Pod app/app-1"]);
+    assert!(check("image-pull-network", vec![invalid]).is_empty());
+    // The sandbox fails before any container: the event says why.
+    let sandbox = vec![
+        waiting_pod("ContainerCreating", ""),
+        json!({"kind": "Event", "apiVersion": "v1", "metadata": {"name": "app-1.sb", "namespace": "app"},
+               "involvedObject": {"kind": "Pod", "namespace": "app", "name": "app-1", "uid": "u1"}, "reason": "FailedCreatePodSandBox",
+               "message": "Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox \"4f1c\": plugin type=\"calico\" failed (add): error getting ClusterInformation: connection is unauthorized",
+               "count": 12, "lastTimestamp": NOW, "type": "Warning"}),
+    ];
+    assert_eq!(check("cni-sandbox-setup-failed", sandbox), ["Pod app/app-1"]);
+}
+
+#[test]
+fn liveness_timeouts_are_not_wrong_paths() {
+    let mut p = crashing_pod(137, "Error");
+    p["status"]["containerStatuses"][0]["state"] = json!({"running": {"startedAt": "2026-11-30T11:59:00Z"}});
+    let ev = pod_event("Unhealthy", "Liveness probe failed: Get \"http://10.244.1.7:8080/healthz\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)");
+    assert_eq!(check("liveness-probe-timeout", vec![p.clone(), ev.clone()]), ["Pod app/app-1"]);
+    assert!(check("liveness-probe-wrong-path", vec![p, ev]).is_empty());
+}
+
+#[test]
+fn a_pod_for_a_scheduler_that_does_not_run() {
+    let p = |scheduler: &str, created: &str| {
+        json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p", "namespace": "app", "creationTimestamp": created},
+               "spec": {"schedulerName": scheduler, "containers": [{"name": "c"}]}, "status": {"phase": "Pending"}})
+    };
+    assert_eq!(check("scheduler-name-not-running", vec![p("volcano", "2026-11-30T11:00:00Z")]), ["Pod app/p"]);
+    assert!(check("scheduler-name-not-running", vec![p("volcano", "2026-11-30T11:58:00Z")]).is_empty(), "two minutes is not long enough");
+    assert!(check("scheduler-name-not-running", vec![p("default-scheduler", "2026-11-30T11:00:00Z")]).is_empty());
+}
+
+#[test]
+fn pull_access_denied_on_docker_hub_without_secrets_is_a_missing_repository() {
+    let msg = "failed to pull and unpack image \"docker.io/library/ngnix:1\": failed to resolve reference \"docker.io/library/ngnix:1\": pull access denied, repository does not exist or may require authorization: server message: insufficient_scope";
+    let hub = |secrets: bool| {
+        let mut p = waiting_pod("ErrImagePull", msg);
+        p["spec"]["containers"][0]["image"] = json!("ngnix:1");
+        p["status"]["containerStatuses"][0]["image"] = json!("ngnix:1");
+        if secrets {
+            p["spec"]["imagePullSecrets"] = json!([{"name": "hub"}]);
+        }
+        p
+    };
+    assert_eq!(check("image-pull-not-found", vec![hub(false)]), ["Pod app/app-1"]);
+    assert!(check("image-pull-unauthorized", vec![hub(false)]).is_empty());
+    assert_eq!(check("image-pull-unauthorized", vec![hub(true)]), ["Pod app/app-1"]);
+    assert!(check("image-pull-not-found", vec![hub(true)]).is_empty());
+    // A private registry: the credentials are the likely cause.
+    assert_eq!(check("image-pull-unauthorized", vec![waiting_pod("ErrImagePull", msg)]), ["Pod app/app-1"]);
+}
+
+#[test]
+fn finished_and_unscheduled_pods_and_ephemeral_claims_under_pvc_protection() {
+    let deleting = json!({"deletionTimestamp": "2026-11-30T11:00:00Z", "finalizers": ["kubernetes.io/pvc-protection"]});
+    let user = |phase: &str, node: Option<&str>| {
+        let mut p = json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "u", "namespace": "app"},
+                           "spec": {"containers": [{"name": "c"}], "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]},
+                           "status": {"phase": phase}});
+        if let Some(n) = node {
+            p["spec"]["nodeName"] = json!(n);
+        }
+        p
+    };
+    let c = pvc(deleting.clone(), Some("std"), "Bound");
+    assert_eq!(check("pvc-stuck-terminating-protection", vec![c.clone(), user("Succeeded", Some("n1"))]), ["PersistentVolumeClaim app/data"]);
+    assert_eq!(check("pvc-stuck-terminating-protection", vec![c.clone(), user("Failed", Some("n1"))]), ["PersistentVolumeClaim app/data"]);
+    assert!(check("pvc-stuck-terminating-protection", vec![c, user("Pending", None)]).is_empty(), "an unscheduled pod does not block");
+    let mut eph = pvc(deleting, Some("std"), "Bound");
+    eph["metadata"]["name"] = json!("u-scratch");
+    let mut owner = user("Running", Some("n1"));
+    owner["spec"]["volumes"] = json!([{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}]);
+    assert_eq!(check("pvc-stuck-terminating-protection", vec![eph, owner]), ["PersistentVolumeClaim app/u-scratch"]);
+}
+
+fn evicted(message: &str, transition: &str) -> Value {
+    json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "e", "namespace": "app"},
+           "spec": {"nodeName": "n1", "containers": [{"name": "c"}]},
+           "status": {"phase": "Failed", "reason": "Evicted", "message": message,
+                      "conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": transition}]}})
+}
+
+#[test]
+fn admission_rejections_and_disk_signals_count_as_pressure_evictions() {
+    let recent = "2026-11-30T11:50:00Z";
+    let rejected = evicted("Pod was rejected: The node had condition: [MemoryPressure DiskPressure]. ", recent);
+    assert_eq!(check("node-pressure-eviction-memory", vec![rejected.clone()]), ["Pod app/e"]);
+    assert_eq!(check("node-pressure-eviction-disk", vec![rejected]), ["Pod app/e"]);
+    let inodes = evicted("The node was low on resource: inodes. Threshold quantity: 5%, available: 1%. ", recent);
+    assert_eq!(check("node-pressure-eviction-disk", vec![inodes.clone()]), ["Pod app/e"]);
+    assert!(check("node-pressure-eviction-memory", vec![inodes]).is_empty());
+    // A day-old eviction is history.
+    let old = evicted("The node was low on resource: memory. ", "2026-11-29T10:00:00Z");
+    assert!(check("node-pressure-eviction-memory", vec![old]).is_empty());
+}
+
+#[test]
+fn an_oom_kill_hours_ago_is_history() {
+    let oom = |finished: &str| {
+        let mut p = crashing_pod(137, "OOMKilled");
+        p["status"]["containerStatuses"][0]["lastState"]["terminated"]["finishedAt"] = json!(finished);
+        p
+    };
+    assert_eq!(check("oom-killed-container-limit", vec![oom("2026-11-30T11:40:00Z")]), ["Pod app/app-1"]);
+    assert!(check("oom-killed-container-limit", vec![oom("2026-11-30T06:00:00Z")]).is_empty());
+}
+
+#[test]
+fn exec_grpc_and_tcp_liveness_timeouts() {
+    let mut p = crashing_pod(137, "Error");
+    p["status"]["containerStatuses"][0]["state"] = json!({"running": {"startedAt": "2026-11-30T11:59:00Z"}});
+    for msg in [
+        "Liveness probe failed: command \"/bin/check\" timed out",
+        "Liveness probe failed: timeout: health rpc did not complete within 1s",
+        "Liveness probe failed: dial tcp 10.244.1.7:8080: i/o timeout",
+    ] {
+        assert_eq!(check("liveness-probe-timeout", vec![p.clone(), pod_event("Unhealthy", msg)]), ["Pod app/app-1"], "{msg}");
+    }
+    assert!(check("liveness-probe-timeout", vec![p, pod_event("Unhealthy", "Liveness probe failed: command \"/bin/check\" exited with 1")]).is_empty());
+}
+
+/// A pod on n2, scheduled `scheduled_ago` seconds before NOW, mounting claim `data` (bound
+/// to PV `pv-data`, a CSI volume of the attachable driver `ebs.csi.aws.com`), not started.
+fn creating_with_volume(scheduled: &str) -> Vec<Value> {
+    vec![
+        json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "db", "namespace": "app", "uid": "u1", "creationTimestamp": scheduled},
+               "spec": {"nodeName": "n2", "containers": [{"name": "c", "image": "i"}], "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]},
+               "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": scheduled}],
+                          "containerStatuses": [{"name": "c", "image": "i", "imageID": "", "ready": false, "restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}}}]}}),
+        json!({"kind": "PersistentVolumeClaim", "apiVersion": "v1", "metadata": {"name": "data", "namespace": "app"},
+               "spec": {"accessModes": ["ReadWriteOnce"], "volumeName": "pv-data", "resources": {"requests": {"storage": "1Gi"}}}, "status": {"phase": "Bound"}}),
+        json!({"kind": "PersistentVolume", "apiVersion": "v1", "metadata": {"name": "pv-data"},
+               "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}, "csi": {"driver": "ebs.csi.aws.com", "volumeHandle": "vol-1"}}, "status": {"phase": "Bound"}}),
+    ]
+}
+
+fn attachment(node: &str, attached: bool) -> Value {
+    json!({"kind": "VolumeAttachment", "apiVersion": "storage.k8s.io/v1", "metadata": {"name": format!("csi-{node}")},
+           "spec": {"attacher": "ebs.csi.aws.com", "nodeName": node, "source": {"persistentVolumeName": "pv-data"}}, "status": {"attached": attached}})
+}
+
+fn db_event(reason: &str, message: &str) -> Value {
+    json!({"kind": "Event", "apiVersion": "v1", "metadata": {"name": format!("db.{reason}"), "namespace": "app"},
+           "involvedObject": {"kind": "Pod", "namespace": "app", "name": "db", "uid": "u1"},
+           "reason": reason, "message": message, "count": 1, "lastTimestamp": "2026-11-30T11:50:00Z", "type": "Warning"})
+}
+
+#[test]
+fn a_mount_timeout_is_read_from_the_pod_age_and_the_attachments() {
+    let old = "2026-11-30T11:50:00Z";
+    let with = |mut v: Vec<Value>, extra: Vec<Value>| {
+        v.extend(extra);
+        v
+    };
+    // No event at all (1.28+ kubelets record none on a plain timeout): the missing attachment explains it.
+    assert_eq!(check("failed-mount-timeout", creating_with_volume(old)), ["Pod app/db"]);
+    assert!(check("failed-mount-timeout", with(creating_with_volume(old), vec![attachment("n2", true)])).is_empty());
+    assert!(check("failed-mount-timeout", creating_with_volume("2026-11-30T11:59:00Z")).is_empty(), "within the 2m3s wait");
+    let device = db_event("FailedMount", "MountVolume.MountDevice failed for volume \"pv-data\" : rpc error: code = Internal desc = format of disk failed");
+    assert_eq!(check("failed-mount-timeout", with(creating_with_volume(old), vec![attachment("n2", true), device])), ["Pod app/db"]);
+    // A missing ConfigMap is the other probe's finding.
+    let cm = db_event("FailedMount", "MountVolume.SetUp failed for volume \"cfg\" : configmap \"app-config\" not found");
+    assert!(check("failed-mount-timeout", with(creating_with_volume(old), vec![attachment("n2", true), cm])).is_empty());
+}
+
+#[test]
+fn multi_attach_reads_both_messages_and_the_attachments() {
+    let old = "2026-11-30T11:50:00Z";
+    let with = |mut v: Vec<Value>, extra: Vec<Value>| {
+        v.extend(extra);
+        v
+    };
+    let legacy = db_event("FailedAttachVolume", "Multi-Attach error for volume \"pv-data\" Volume is already used by pod(s) db-old");
+    let renamed = db_event("FailedAttachVolume", "Waiting for detach for volume \"pv-data\" Volume is already used by pod(s) db-old");
+    assert_eq!(check("multi-attach-rwo", with(creating_with_volume(old), vec![legacy.clone()])), ["Pod app/db"]);
+    assert_eq!(check("multi-attach-rwo", with(creating_with_volume(old), vec![renamed])), ["Pod app/db"]);
+    // The event has aged out, the attachment on the other node remains.
+    assert_eq!(check("multi-attach-rwo", with(creating_with_volume(old), vec![attachment("n1", true)])), ["Pod app/db"]);
+    // Detached meanwhile and attached here: the event is history.
+    assert!(check("multi-attach-rwo", with(creating_with_volume(old), vec![attachment("n2", true), legacy.clone()])).is_empty());
+    // A rolling update: the new pod waits a few seconds for the old node's detach.
+    assert!(check("multi-attach-rwo", with(creating_with_volume("2026-11-30T11:59:30Z"), vec![attachment("n1", true), legacy])).is_empty());
+}
+
+#[test]
+fn provisioning_failures_behind_external_provisioning_events() {
+    let ev = |reason: &str, at: &str| {
+        json!({"kind": "Event", "apiVersion": "v1", "metadata": {"name": format!("data.{reason}"), "namespace": "app"},
+               "involvedObject": {"kind": "PersistentVolumeClaim", "namespace": "app", "name": "data"},
+               "reason": reason, "message": "m", "count": 3, "lastTimestamp": at, "type": "Normal"})
+    };
+    let claim = || pvc(json!({}), Some("std"), "Pending");
+    let failed = ev("ProvisioningFailed", "2026-11-30T11:58:00Z");
+    let external = ev("ExternalProvisioning", "2026-11-30T11:59:50Z");
+    assert_eq!(check("pvc-provisioning-failed", vec![claim(), class("std", true, "Immediate"), failed.clone(), external]), ["PersistentVolumeClaim app/data"]);
+    let succeeded = ev("ProvisioningSucceeded", "2026-11-30T11:59:00Z");
+    assert!(check("pvc-provisioning-failed", vec![claim(), class("std", true, "Immediate"), failed, succeeded]).is_empty());
+    let stale = ev("ProvisioningFailed", "2026-11-30T09:00:00Z");
+    assert!(check("pvc-provisioning-failed", vec![claim(), class("std", true, "Immediate"), stale]).is_empty());
 }
