@@ -278,11 +278,21 @@ fn summary_line(s: &Summary) -> String {
 }
 
 fn mechanism_line(m: &Mechanism) -> String {
+    // The path (failure mode → loop → component), then the upstream causes as a list: they
+    // are alternatives to rule out, not a chain of one another.
     let mut s = m.id.clone();
+    let mut causes = Vec::new();
     for step in &m.chain {
-        let arrow = if step.relation == "causedBy" { " ⇐ caused by " } else { " → " };
-        s.push_str(arrow);
-        s.push_str(&step.id);
+        if step.relation == "causedBy" {
+            causes.push(step.id.as_str());
+        } else {
+            s.push_str(" → ");
+            s.push_str(&step.id);
+        }
+    }
+    if !causes.is_empty() {
+        s.push_str("; upstream causes: ");
+        s.push_str(&causes.join(", "));
     }
     s
 }

@@ -436,7 +436,13 @@ async fn pod_dependencies(r: &mut Reader<'_>, ns_scope: &Scope, namespace: &str,
         }
     }
     let claims = pod_claims(&pod);
-    if !claims.is_empty() {
+    if claims.is_empty() {
+        // The pod mounts no claim, so for this pod the claim kinds are completely known:
+        // there is nothing of them to read, and the volume probes can say "does not hold".
+        for kind in [ResourceKind::PersistentVolumeClaim, ResourceKind::PersistentVolume, ResourceKind::StorageClass] {
+            r.ok.insert(kind);
+        }
+    } else {
         r.list(ResourceKind::StorageClass, &Scope::All, None).await;
         r.list(ResourceKind::CSIDriver, &Scope::All, None).await;
         r.list(ResourceKind::VolumeAttachment, &Scope::All, None).await;
