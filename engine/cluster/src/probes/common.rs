@@ -48,6 +48,16 @@ pub(crate) fn is_terminal(p: &Pod) -> bool {
 }
 
 /// The pod's phase, or `""`.
+/// Whether a DaemonSet controls the pod (an owner reference of kind `DaemonSet` with
+/// `controller: true`, or any DaemonSet owner when `controller` is unset).
+pub(crate) fn daemonset_owned(p: &Pod) -> bool {
+    p.metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|o| o.kind == "DaemonSet" && o.controller.unwrap_or(true))
+}
+
 pub(crate) fn phase(p: &Pod) -> &str {
     p.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("")
 }

@@ -216,6 +216,13 @@ fn host_network_daemons_of_the_system_namespaces_are_left_alone() {
     assert!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![p("kube-system", Some("ClusterFirst"))]).is_empty());
     assert!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![p("logging", Some("ClusterFirstWithHostNet"))]).is_empty());
     assert_eq!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![p("logging", None)]), ["Pod logging/agent"]);
+    // A DaemonSet's node agent counts only while it shows a symptom (a container not ready).
+    let mut agent = p("logging", None);
+    agent["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": "u", "controller": true}]);
+    agent["status"]["containerStatuses"] = json!([{"name": "c", "image": "i", "imageID": "", "ready": true, "restartCount": 0, "state": {"running": {}}}]);
+    assert!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![agent.clone()]).is_empty());
+    agent["status"]["containerStatuses"][0]["ready"] = json!(false);
+    assert_eq!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![agent]), ["Pod logging/agent"]);
     // A node agent that names no cluster Service does not need the cluster DNS.
     let mut exporter = p("monitoring", None);
     exporter["spec"]["containers"][0]["env"] = json!([]);
@@ -556,4 +563,30 @@ fn provisioning_failures_behind_external_provisioning_events() {
     assert!(check("pvc-provisioning-failed", vec![claim(), class("std", true, "Immediate"), failed, succeeded]).is_empty());
     let stale = ev("ProvisioningFailed", "2026-11-30T09:00:00Z");
     assert!(check("pvc-provisioning-failed", vec![claim(), class("std", true, "Immediate"), stale]).is_empty());
+}
+
+#[test]
+fn a_namespace_deleting_its_content_is_stuck_only_after_ten_minutes() {
+    let ns = |deleted: &str| {
+        json!({"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": "old", "deletionTimestamp": deleted},
+               "spec": {"finalizers": ["kubernetes"]},
+               "status": {"phase": "Terminating", "conditions": [{"type": "NamespaceContentRemaining", "status": "True", "reason": "SomeResourcesRemain",
+                                                                  "message": "Some resources are remaining: pods. has 2 resource instances"}]}})
+    };
+    assert!(check("namespace-stuck-terminating-finalizers", vec![ns("2026-11-30T11:58:00Z")]).is_empty());
+    assert_eq!(check("namespace-stuck-terminating-finalizers", vec![ns("2026-11-30T11:00:00Z")]), ["Namespace old"]);
+}
+
+#[test]
+fn only_running_non_daemonset_pods_can_block_a_drain() {
+    let pdb = json!({"kind": "PodDisruptionBudget", "apiVersion": "policy/v1", "metadata": {"name": "web", "namespace": "app"},
+                     "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+                     "status": {"currentHealthy": 1, "desiredHealthy": 1, "disruptionsAllowed": 0, "expectedPods": 1}});
+    let cordoned = node("n1", "4", json!({"unschedulable": true}));
+    let web = |phase: &str| bound("web-1", "app", "n1", "1", phase, json!({"app": "web"}));
+    assert_eq!(check("pdb-blocks-drain", vec![pdb.clone(), cordoned.clone(), web("Running")]), ["PodDisruptionBudget app/web"]);
+    assert!(check("pdb-blocks-drain", vec![pdb.clone(), cordoned.clone(), web("Pending")]).is_empty(), "the eviction API ignores the budget for Pending pods");
+    let mut ds = web("Running");
+    ds["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "web", "uid": "u", "controller": true}]);
+    assert!(check("pdb-blocks-drain", vec![pdb, cordoned, ds]).is_empty(), "drain skips DaemonSet pods");
 }
