@@ -3,7 +3,7 @@
 //!
 //! APIService condition `Available` with reasons such as `MissingEndpoints`,
 //! `ServiceNotFound`, `FailedDiscoveryCheck` is written by
-//! `kubernetes/kubernetes:staging/src/k8s.io/kube-aggregator/pkg/controllers/status/available_controller.go`;
+//! `kubernetes/kubernetes:staging/src/k8s.io/kube-aggregator/pkg/controllers/status/remote/remote_available_controller.go`;
 //! a local APIService (no `spec.service`) is served by the API server itself. A webhook's
 //! `failurePolicy` defaults to `Fail` in admissionregistration.k8s.io/v1
 //! (`kubernetes/kubernetes:pkg/apis/admissionregistration/v1/defaults.go`); the API
