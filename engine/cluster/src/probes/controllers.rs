@@ -383,7 +383,8 @@ fn pdb_blocks_drain(state: &ClusterState) -> Vec<Finding> {
 
 /// `hpa-unable-to-get-metrics`: `ScalingActive=False` with reason `FailedGetResourceMetric`
 /// or `FailedGetContainerResourceMetric` (resource metrics; custom and external metrics
-/// have failure modes of their own).
+/// have failure modes of their own). The same reasons cover "missing request for cpu" (a
+/// target container without a request), so the summary is worded from the message.
 fn hpa_metrics(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for h in &state.horizontal_pod_autoscalers {
@@ -395,7 +396,14 @@ fn hpa_metrics(state: &ClusterState) -> Vec<Finding> {
         }
         let r = obj_ref(ResourceKind::HorizontalPodAutoscaler, &h.metadata);
         let ev = cond_evidence(&r, "ScalingActive", &c.status, c.reason.as_deref(), c.message.as_deref());
-        out.push(finding(r, "the HPA cannot read resource metrics for its pods, so it does not scale".to_string(), ev));
+        let summary = match c.message.as_deref().and_then(|m| m.split("missing request for ").nth(1)) {
+            Some(rest) => format!(
+                "the HPA cannot compute utilization because a container of its pods has no request for {}, so it does not scale",
+                rest.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '-' || ch == '.' || ch == '/')).next().unwrap_or("the resource")
+            ),
+            None => "the HPA cannot read resource metrics for its pods, so it does not scale".to_string(),
+        };
+        out.push(finding(r, summary, ev));
     }
     out
 }

@@ -590,3 +590,54 @@ fn only_running_non_daemonset_pods_can_block_a_drain() {
     ds["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "web", "uid": "u", "controller": true}]);
     assert!(check("pdb-blocks-drain", vec![pdb, cordoned, ds]).is_empty(), "drain skips DaemonSet pods");
 }
+
+#[test]
+fn config_errors_are_worded_from_the_waiting_message() {
+    let cases = [
+        ("configmap \"app-config\" not found", "a ConfigMap it references does not exist"),
+        ("couldn't find key DB_HOST in ConfigMap app/app-config", "a key it reads"),
+        ("container has runAsNonRoot and image will run as root (pod: \"app-1_app(u1)\", container: app)", "runAsNonRoot"),
+    ];
+    for (msg, want) in cases {
+        let p = get("create-container-config-error").expect("probe");
+        let o = run(p, &state(vec![waiting_pod("CreateContainerConfigError", msg)]));
+        assert_eq!(o.findings.len(), 1);
+        assert!(o.findings[0].summary.contains(want), "{msg}: {}", o.findings[0].summary);
+    }
+}
+
+#[test]
+fn runtime_not_ready_and_a_lasting_status_check_message() {
+    assert_eq!(check("container-runtime-down", vec![node_not_ready("container runtime not ready: RuntimeReady=false reason: message:")]), ["Node n1"]);
+    let status_check = |since: &str| {
+        let mut n = node_not_ready("container runtime status check may not have completed yet");
+        n["status"]["conditions"][0]["lastTransitionTime"] = json!(since);
+        n
+    };
+    assert!(check("container-runtime-down", vec![status_check("2026-11-30T11:59:30Z")]).is_empty(), "normal right after the kubelet starts");
+    assert_eq!(check("container-runtime-down", vec![status_check("2026-11-30T11:30:00Z")]), ["Node n1"]);
+}
+
+#[test]
+fn a_missing_subpath_is_not_a_missing_command() {
+    let start_error = |msg: &str| {
+        let mut p = crashing_pod(128, "StartError");
+        p["status"]["containerStatuses"][0]["lastState"]["terminated"]["message"] = json!(msg);
+        p
+    };
+    let exec = "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"/app/serve\": stat /app/serve: no such file or directory: unknown";
+    assert_eq!(check("crashloop-command-not-found", vec![start_error(exec)]), ["Pod app/app-1"]);
+    let mount = "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error mounting \"/var/lib/kubelet/pods/u1/volume-subpaths/cfg/app/0\" to rootfs at \"/etc/app/app.yaml\": no such file or directory: unknown";
+    assert!(check("crashloop-command-not-found", vec![start_error(mount)]).is_empty());
+}
+
+#[test]
+fn an_hpa_missing_requests_says_so() {
+    let hpa = json!({"kind": "HorizontalPodAutoscaler", "apiVersion": "autoscaling/v2", "metadata": {"name": "web", "namespace": "app"},
+                     "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 5},
+                     "status": {"desiredReplicas": 1, "conditions": [{"type": "ScalingActive", "status": "False", "reason": "FailedGetResourceMetric",
+                                "message": "the HPA was unable to compute the replica count: failed to get cpu utilization: missing request for cpu in container web of Pod web-1"}]}});
+    let o = run(get("hpa-unable-to-get-metrics").expect("probe"), &state(vec![hpa]));
+    assert_eq!(o.findings.len(), 1);
+    assert!(o.findings[0].summary.contains("no request for cpu,") , "{}", o.findings[0].summary);
+}
