@@ -320,7 +320,7 @@ fn provisioning_failed(state: &ClusterState) -> Vec<Finding> {
         if evs[i + 1..].iter().any(|e| e.reason.as_deref() == Some("ProvisioningSucceeded")) {
             continue;
         }
-        let seen = event_time(last).map(|t| k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(t));
+        let seen = event_time(last).map(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time);
         if age_secs(state, seen.as_ref()).is_some_and(|a| a > PROVISIONING_WINDOW_SECS) {
             continue;
         }

@@ -639,5 +639,5 @@ fn an_hpa_missing_requests_says_so() {
                                 "message": "the HPA was unable to compute the replica count: failed to get cpu utilization: missing request for cpu in container web of Pod web-1"}]}});
     let o = run(get("hpa-unable-to-get-metrics").expect("probe"), &state(vec![hpa]));
     assert_eq!(o.findings.len(), 1);
-    assert!(o.findings[0].summary.contains("no request for cpu,") , "{}", o.findings[0].summary);
+    assert!(o.findings[0].summary.contains("no request for cpu,"), "{}", o.findings[0].summary);
 }
