@@ -182,11 +182,15 @@ impl<'a> EventIndex<'a> {
     }
 }
 
-/// An event's last time (`lastTimestamp`, else `eventTime`, else `firstTimestamp`).
+/// An event's last time: `series.lastObservedTime` (events.k8s.io-style series, where
+/// `lastTimestamp` stays unset), else `lastTimestamp`, else `eventTime`, else
+/// `firstTimestamp`.
 pub(crate) fn event_time(e: &Event) -> Option<k8s_openapi::jiff::Timestamp> {
-    e.last_timestamp
+    e.series
         .as_ref()
+        .and_then(|s| s.last_observed_time.as_ref())
         .map(|t| t.0)
+        .or_else(|| e.last_timestamp.as_ref().map(|t| t.0))
         .or_else(|| e.event_time.as_ref().map(|t| t.0))
         .or_else(|| e.first_timestamp.as_ref().map(|t| t.0))
 }

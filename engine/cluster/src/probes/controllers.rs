@@ -78,6 +78,7 @@ pub static PROBES: &[Probe] = &[
             ResourceKind::StatefulSet,
             ResourceKind::DaemonSet,
             ResourceKind::Job,
+            ResourceKind::CronJob,
             ResourceKind::Service,
             ResourceKind::PersistentVolume,
             ResourceKind::PersistentVolumeClaim,

@@ -395,12 +395,14 @@ fn oom_killed(state: &ClusterState) -> Vec<Finding> {
                 .and_then(|l| l.get("memory"))
                 .map(|q| q.0.clone())
                 .unwrap_or_else(|| "none".into());
-            ev.push(Evidence::new(pod_ref(p), format!("spec.containers[name={}].resources.limits.memory", c.name), limit.clone()));
-            out.push(finding(
-                pod_ref(p),
-                format!("container {} was killed for exceeding its memory limit ({limit})", c.name),
-                ev,
-            ));
+            let list = if init { "initContainers" } else { "containers" };
+            ev.push(Evidence::new(pod_ref(p), format!("spec.{list}[name={}].resources.limits.memory", c.name), limit.clone()));
+            let summary = if limit == "none" {
+                format!("container {} was OOM-killed; it has no memory limit of its own, so the pod's or the node's memory ran out", c.name)
+            } else {
+                format!("container {} was killed for exceeding its memory limit ({limit})", c.name)
+            };
+            out.push(finding(pod_ref(p), summary, ev));
         }
     }
     out
@@ -727,14 +729,15 @@ fn node_condition_evidence(n: &k8s_openapi::api::core::v1::Node, type_: &str) ->
 }
 
 /// `node-not-ready-kubelet-stopped`: `Ready=Unknown` with reason `NodeStatusUnknown`
-/// ("Kubelet stopped posting node status.", set by the node lifecycle controller,
+/// ("Kubelet stopped posting node status.") or `NodeStatusNeverUpdated` ("Kubelet never
+/// posted node status.", a node whose kubelet never reported), set by the node lifecycle controller,
 /// `kubernetes/kubernetes:pkg/controller/nodelifecycle/node_lifecycle_controller.go`); the
 /// node's Lease in `kube-node-lease` shows when the kubelet last renewed.
 fn node_kubelet_stopped(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for n in &state.nodes {
         let Some(c) = node_condition(n, "Ready") else { continue };
-        if c.status != "Unknown" || c.reason.as_deref() != Some("NodeStatusUnknown") {
+        if c.status != "Unknown" || !matches!(c.reason.as_deref(), Some("NodeStatusUnknown" | "NodeStatusNeverUpdated")) {
             continue;
         }
         let mut ev = node_condition_evidence(n, "Ready");
@@ -754,7 +757,11 @@ fn node_kubelet_stopped(state: &ClusterState) -> Vec<Finding> {
         }
         out.push(finding(
             obj_ref(ResourceKind::Node, &n.metadata),
-            "the kubelet stopped posting node status, so the node is Unknown and its pods will be evicted".to_string(),
+            if c.reason.as_deref() == Some("NodeStatusNeverUpdated") {
+                "the kubelet never posted node status, so the node is Unknown and its pods will be evicted".to_string()
+            } else {
+                "the kubelet stopped posting node status, so the node is Unknown and its pods will be evicted".to_string()
+            },
             ev,
         ));
     }

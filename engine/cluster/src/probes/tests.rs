@@ -641,3 +641,28 @@ fn an_hpa_missing_requests_says_so() {
     assert_eq!(o.findings.len(), 1);
     assert!(o.findings[0].summary.contains("no request for cpu,"), "{}", o.findings[0].summary);
 }
+
+#[test]
+fn low_priority_fact_fixes() {
+    // A node whose kubelet never reported.
+    let mut n = node("n1", "4", json!({}));
+    n["status"]["conditions"] = json!([{"type": "Ready", "status": "Unknown", "reason": "NodeStatusNeverUpdated", "message": "Kubelet never posted node status."}]);
+    assert_eq!(check("node-not-ready-kubelet-stopped", vec![n]), ["Node n1"]);
+    // The cloud provider's uninitialized taint is the node's state, not the pod's configuration.
+    let uninit = json!({"taints": [{"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"}]});
+    let msg = "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {node.cloudprovider.kubernetes.io/uninitialized: true}.";
+    assert!(check("untolerated-taint", vec![node("w", "1", json!({})), node("new", "4", uninit), pending("p", "2", msg, json!({}))]).is_empty());
+    // An OOM kill without a limit does not claim a limit was exceeded.
+    let mut p = crashing_pod(137, "OOMKilled");
+    p["status"]["containerStatuses"][0]["lastState"]["terminated"]["finishedAt"] = json!("2026-11-30T11:50:00Z");
+    let o = run(get("oom-killed-container-limit").expect("probe"), &state(vec![p]));
+    assert!(o.findings[0].summary.contains("no memory limit"), "{}", o.findings[0].summary);
+    // A series event is dated by its last observation.
+    let mut ev = pod_event("Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503");
+    ev["lastTimestamp"] = json!(null);
+    ev["eventTime"] = json!("2026-11-30T09:00:00.000000Z");
+    ev["series"] = json!({"count": 40, "lastObservedTime": "2026-11-30T11:59:00.000000Z"});
+    let s = state(vec![ev]);
+    let t = super::common::event_time(&s.events[0]).expect("time");
+    assert_eq!(t.to_string(), "2026-11-30T11:59:00Z");
+}
