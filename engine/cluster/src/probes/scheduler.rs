@@ -524,7 +524,8 @@ fn extended_resource_missing(state: &ClusterState) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     for p in &state.pods {
-        if !unbound(p) || is_terminal(p) || p.metadata.deletion_timestamp.is_some() {
+        // Two minutes' grace: a device plugin registering on a new node fills allocatable late.
+        if !unbound(p) || is_terminal(p) || p.metadata.deletion_timestamp.is_some() || !older_than(state, &p.metadata, 120) {
             continue;
         }
         for (res, v) in pod_requests(p) {

@@ -666,3 +666,20 @@ fn low_priority_fact_fixes() {
     let t = super::common::event_time(&s.events[0]).expect("time");
     assert_eq!(t.to_string(), "2026-11-30T11:59:00Z");
 }
+
+#[test]
+fn a_classless_claim_can_bind_a_classless_volume_and_devices_get_a_grace_period() {
+    let pv = json!({"kind": "PersistentVolume", "apiVersion": "v1", "metadata": {"name": "nfs-1"},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "5Gi"}, "nfs": {"server": "nfs.example.com", "path": "/x"}},
+                    "status": {"phase": "Available"}});
+    assert_eq!(check("pvc-pending-no-storageclass", vec![pvc(json!({}), None, "Pending")]), ["PersistentVolumeClaim app/data"]);
+    assert!(check("pvc-pending-no-storageclass", vec![pvc(json!({}), None, "Pending"), pv]).is_empty());
+    let gpu = |created: &str| {
+        let mut p = pending("train", "1", "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.", json!({}));
+        p["metadata"]["creationTimestamp"] = json!(created);
+        p["spec"]["containers"][0]["resources"]["limits"] = json!({"nvidia.com/gpu": "1"});
+        vec![node("n1", "4", json!({})), p]
+    };
+    assert_eq!(check("extended-resource-device-plugin-missing", gpu("2026-11-30T11:00:00Z")), ["Pod app/train"]);
+    assert!(check("extended-resource-device-plugin-missing", gpu("2026-11-30T11:59:30Z")).is_empty());
+}
