@@ -3,11 +3,14 @@
 //!
 //! APIService condition `Available` with reasons such as `MissingEndpoints`,
 //! `ServiceNotFound`, `FailedDiscoveryCheck` is written by
-//! `kubernetes/kubernetes:staging/src/k8s.io/kube-aggregator/pkg/controllers/status/available_controller.go`;
+//! `kubernetes/kubernetes:staging/src/k8s.io/kube-aggregator/pkg/controllers/status/remote/remote_available_controller.go`;
 //! a local APIService (no `spec.service`) is served by the API server itself. A webhook's
 //! `failurePolicy` defaults to `Fail` in admissionregistration.k8s.io/v1
 //! (`kubernetes/kubernetes:pkg/apis/admissionregistration/v1/defaults.go`); the API
-//! server calls a `clientConfig.service` webhook through that Service's endpoints.
+//! server calls a `clientConfig.service` webhook at the Service's ClusterIP by default (the
+//! `NewClusterIPServiceResolver` of `kubernetes/kubernetes:staging/src/k8s.io/kube-aggregator/pkg/apiserver/resolvers.go`, which the kube-apiserver's `buildServiceResolver` picks;
+//! endpoint routing only with `--enable-aggregator-routing`), so the call reaches the
+//! Service's ready endpoints and a Service without one makes every call fail.
 
 use super::common::*;
 use super::networking::endpoint_counts;

@@ -48,6 +48,16 @@ pub(crate) fn is_terminal(p: &Pod) -> bool {
 }
 
 /// The pod's phase, or `""`.
+/// Whether a DaemonSet controls the pod (an owner reference of kind `DaemonSet` with
+/// `controller: true`, or any DaemonSet owner when `controller` is unset).
+pub(crate) fn daemonset_owned(p: &Pod) -> bool {
+    p.metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|o| o.kind == "DaemonSet" && o.controller.unwrap_or(true))
+}
+
 pub(crate) fn phase(p: &Pod) -> &str {
     p.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("")
 }
@@ -172,11 +182,15 @@ impl<'a> EventIndex<'a> {
     }
 }
 
-/// An event's last time (`lastTimestamp`, else `eventTime`, else `firstTimestamp`).
+/// An event's last time: `series.lastObservedTime` (events.k8s.io-style series, where
+/// `lastTimestamp` stays unset), else `lastTimestamp`, else `eventTime`, else
+/// `firstTimestamp`.
 pub(crate) fn event_time(e: &Event) -> Option<k8s_openapi::jiff::Timestamp> {
-    e.last_timestamp
+    e.series
         .as_ref()
+        .and_then(|s| s.last_observed_time.as_ref())
         .map(|t| t.0)
+        .or_else(|| e.last_timestamp.as_ref().map(|t| t.0))
         .or_else(|| e.event_time.as_ref().map(|t| t.0))
         .or_else(|| e.first_timestamp.as_ref().map(|t| t.0))
 }
@@ -286,8 +300,11 @@ fn container_requests(c: &Container) -> BTreeMap<String, f64> {
 
 /// The pod's effective requests by resource name: the sum over app containers and
 /// sidecars (init containers with `restartPolicy: Always`), or the largest classic init
-/// container plus the sidecars started before it, whichever is larger, plus
-/// `spec.overhead`. Units: cores for `cpu`, bytes for `memory`, counts otherwise.
+/// container plus the sidecars started before it, whichever is larger; then pod-level
+/// `spec.resources.requests` for cpu, memory and hugepages-* in place of that sum; plus
+/// `spec.overhead` (`PodRequests` in
+/// `kubernetes/kubernetes:staging/src/k8s.io/component-helpers/resource/helpers.go`).
+/// Units: cores for `cpu`, bytes for `memory`, counts otherwise.
 pub(crate) fn pod_requests(p: &Pod) -> BTreeMap<String, f64> {
     let mut out: BTreeMap<String, f64> = BTreeMap::new();
     let Some(spec) = &p.spec else { return out };
@@ -316,6 +333,15 @@ pub(crate) fn pod_requests(p: &Pod) -> BTreeMap<String, f64> {
     for (k, v) in init_max {
         let e = out.entry(k).or_default();
         *e = e.max(v);
+    }
+    // Pod-level resources (PodLevelResources): `spec.resources.requests` replaces the
+    // container sum for the resources it names among cpu, memory and hugepages-*.
+    for (k, q) in spec.resources.as_ref().and_then(|r| r.requests.as_ref()).into_iter().flatten() {
+        if k == "cpu" || k == "memory" || k.starts_with("hugepages-") {
+            if let Some(v) = quantity(&q.0) {
+                out.insert(k.clone(), v);
+            }
+        }
     }
     for (k, q) in spec.overhead.iter().flatten() {
         if let Some(v) = quantity(&q.0) {
@@ -512,5 +538,19 @@ mod tests {
         let r = pod_requests(&pod);
         assert!((r["cpu"] - 2.1).abs() < 1e-9, "{r:?}");
         assert_eq!(r["memory"], 1073741824.0);
+    }
+
+    #[test]
+    fn pod_level_requests_replace_the_container_sum() {
+        let p: Pod = serde_json::from_value(serde_json::json!({
+            "spec": {"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}},
+                     "overhead": {"cpu": "100m"},
+                     "containers": [{"name": "a", "resources": {"requests": {"cpu": "2", "ephemeral-storage": "1Gi"}}}, {"name": "b"}]}
+        }))
+        .expect("pod");
+        let r = pod_requests(&p);
+        assert_eq!(r.get("cpu"), Some(&0.6));
+        assert_eq!(r.get("memory"), Some(&1_073_741_824.0));
+        assert_eq!(r.get("ephemeral-storage"), Some(&1_073_741_824.0), "not a pod-level resource: the container sum stays");
     }
 }

@@ -78,6 +78,7 @@ pub static PROBES: &[Probe] = &[
             ResourceKind::StatefulSet,
             ResourceKind::DaemonSet,
             ResourceKind::Job,
+            ResourceKind::CronJob,
             ResourceKind::Service,
             ResourceKind::PersistentVolume,
             ResourceKind::PersistentVolumeClaim,
@@ -240,17 +241,31 @@ fn ns_condition<'a>(n: &'a k8s_openapi::api::core::v1::Namespace, type_: &str) -
     n.status.as_ref()?.conditions.as_ref()?.iter().find(|c| c.type_ == type_ && c.status == "True")
 }
 
-/// `namespace-stuck-terminating-finalizers`: phase `Terminating` with
-/// `NamespaceFinalizersRemaining=True` or `NamespaceContentRemaining=True`.
+/// How long (seconds) a namespace may take to delete its content before it counts as stuck.
+const NAMESPACE_DELETION_GRACE_SECS: i64 = 600;
+
+/// `namespace-stuck-terminating-finalizers`: phase `Terminating` for more than 10 minutes
+/// (`metadata.deletionTimestamp`) with `NamespaceFinalizersRemaining=True` or
+/// `NamespaceContentRemaining=True`. The namespace controller sets both conditions during
+/// every ordinary deletion while it removes the content
+/// (`kubernetes/kubernetes:pkg/controller/namespace/deletion/namespaced_resources_deleter.go`),
+/// so only their persistence is a symptom.
 fn namespace_finalizers(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for n in terminating_namespaces(state) {
+        let deleted = n.metadata.deletion_timestamp.as_ref();
+        if age_secs(state, deleted).is_none_or(|a| a < NAMESPACE_DELETION_GRACE_SECS) {
+            continue;
+        }
         let conds: Vec<_> = ["NamespaceFinalizersRemaining", "NamespaceContentRemaining"].iter().filter_map(|t| ns_condition(n, t)).collect();
         if conds.is_empty() {
             continue;
         }
         let r = obj_ref(ResourceKind::Namespace, &n.metadata);
         let mut ev = vec![Evidence::new(r.clone(), "status.phase", "Terminating")];
+        if let Some(dt) = deleted {
+            ev.push(Evidence::new(r.clone(), "metadata.deletionTimestamp", dt.0.to_string()));
+        }
         for c in conds {
             ev.extend(cond_evidence(&r, &c.type_, &c.status, c.reason.as_deref(), c.message.as_deref()));
         }
@@ -323,9 +338,13 @@ fn object_stuck_finalizer(state: &ClusterState) -> Vec<Finding> {
 }
 
 /// `pdb-blocks-drain`: a PDB with `status.disruptionsAllowed` 0 whose selector matches a
-/// non-terminal pod on a cordoned node (a drain in progress): every eviction of that pod
-/// gets 429 "Cannot evict pod as it would violate the pod's disruption budget."
-/// (`kubernetes/kubernetes:pkg/registry/core/pod/storage/eviction.go`).
+/// Running pod, not being deleted and not owned by a DaemonSet, on a cordoned node (a drain
+/// in progress): every eviction of that pod gets 429 "Cannot evict pod as it would violate
+/// the pod's disruption budget." (`kubernetes/kubernetes:pkg/registry/core/pod/storage/eviction.go`).
+/// The eviction API ignores the budget for Pending, Succeeded and Failed pods and for pods
+/// already being deleted (`canIgnorePDB` there), and `kubectl drain` skips DaemonSet pods
+/// (`kubernetes/kubernetes:staging/src/k8s.io/kubectl/pkg/drain/filters.go`), so none of
+/// those can block a drain.
 fn pdb_blocks_drain(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for pdb in &state.pod_disruption_budgets {
@@ -337,7 +356,8 @@ fn pdb_blocks_drain(state: &ClusterState) -> Vec<Finding> {
         let blocked: Vec<(&k8s_openapi::api::core::v1::Pod, &str)> = state
             .pods
             .iter()
-            .filter(|p| p.metadata.namespace == pdb.metadata.namespace && !is_terminal(p) && p.metadata.deletion_timestamp.is_none())
+            .filter(|p| p.metadata.namespace == pdb.metadata.namespace && phase(p) == "Running" && p.metadata.deletion_timestamp.is_none())
+            .filter(|p| !daemonset_owned(p))
             .filter(|p| label_selector_matches(sel, &labels(&p.metadata)))
             .filter_map(|p| {
                 let n = node_name(p)?;
@@ -364,7 +384,8 @@ fn pdb_blocks_drain(state: &ClusterState) -> Vec<Finding> {
 
 /// `hpa-unable-to-get-metrics`: `ScalingActive=False` with reason `FailedGetResourceMetric`
 /// or `FailedGetContainerResourceMetric` (resource metrics; custom and external metrics
-/// have failure modes of their own).
+/// have failure modes of their own). The same reasons cover "missing request for cpu" (a
+/// target container without a request), so the summary is worded from the message.
 fn hpa_metrics(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for h in &state.horizontal_pod_autoscalers {
@@ -376,7 +397,14 @@ fn hpa_metrics(state: &ClusterState) -> Vec<Finding> {
         }
         let r = obj_ref(ResourceKind::HorizontalPodAutoscaler, &h.metadata);
         let ev = cond_evidence(&r, "ScalingActive", &c.status, c.reason.as_deref(), c.message.as_deref());
-        out.push(finding(r, "the HPA cannot read resource metrics for its pods, so it does not scale".to_string(), ev));
+        let summary = match c.message.as_deref().and_then(|m| m.split("missing request for ").nth(1)) {
+            Some(rest) => format!(
+                "the HPA cannot compute utilization because a container of its pods has no request for {}, so it does not scale",
+                rest.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '-' || ch == '.' || ch == '/')).next().unwrap_or("the resource")
+            ),
+            None => "the HPA cannot read resource metrics for its pods, so it does not scale".to_string(),
+        };
+        out.push(finding(r, summary, ev));
     }
     out
 }

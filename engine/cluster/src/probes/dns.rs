@@ -34,7 +34,10 @@ pub static PROBES: &[Probe] = &[
 /// `hostnetwork-pod-clusterfirst-uses-node-dns`: `spec.hostNetwork: true` and `dnsPolicy`
 /// `ClusterFirst` (or unset) on a non-terminal pod outside the system namespaces (where
 /// node daemons legitimately use the node's resolver) whose containers name a cluster DNS
-/// name in an env value, an arg or the command.
+/// name in an env value, an arg or the command. DaemonSet pods count only with a symptom
+/// (a container not ready): node agents (CNI daemons such as flannel in `kube-flannel`,
+/// node-exporter, MetalLB's speaker, log shippers) run on the host network on purpose and
+/// often reach their peers by node address, so their DNS policy alone is no finding.
 fn hostnetwork_clusterfirst(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in &state.pods {
@@ -49,6 +52,10 @@ fn hostnetwork_clusterfirst(state: &ClusterState) -> Vec<Finding> {
         // Only pods that visibly use a cluster name: node agents that never resolve one
         // (node-exporter and the like) are fine on the node's resolver.
         let Some((field, value)) = cluster_name_reference(spec) else { continue };
+        let unready = p.status.as_ref().and_then(|s| s.container_statuses.as_ref()).into_iter().flatten().find(|c| !c.ready);
+        if daemonset_owned(p) && unready.is_none() {
+            continue;
+        }
         out.push(finding(
             pod_ref(p),
             "the pod uses the host network with dnsPolicy ClusterFirst, so it resolves through the node's resolv.conf and cannot resolve the cluster names it uses".to_string(),
@@ -56,7 +63,10 @@ fn hostnetwork_clusterfirst(state: &ClusterState) -> Vec<Finding> {
                 Evidence::new(pod_ref(p), "spec.hostNetwork", "true"),
                 Evidence::new(pod_ref(p), "spec.dnsPolicy", policy),
                 Evidence::new(pod_ref(p), field, value),
-            ],
+            ]
+            .into_iter()
+            .chain(unready.map(|c| Evidence::new(pod_ref(p), format!("status.containerStatuses[name={}].ready", c.name), "false")))
+            .collect(),
         ));
     }
     out

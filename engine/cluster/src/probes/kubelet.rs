@@ -286,7 +286,8 @@ fn crashloop_app_error(state: &ClusterState) -> Vec<Finding> {
 /// `crashloop-command-not-found`: last termination exit code 126/127 (the shell's "cannot
 /// execute" / "not found"), or reason `StartError`/`ContainerCannotRun` whose message holds
 /// "executable file not found" (`golang/go:src/os/exec/lp_unix.go`, as runtimes report it) or
-/// "no such file or directory".
+/// `exec: "<cmd>"` with "no such file or directory" (not runc's mount or subPath errors,
+/// which end the same way).
 fn crashloop_command_not_found(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in &state.pods {
@@ -296,8 +297,10 @@ fn crashloop_command_not_found(state: &ClusterState) -> Vec<Finding> {
         for (c, init) in statuses(p) {
             let Some(t) = last_terminated(c) else { continue };
             let msg = t.message.as_deref().unwrap_or("");
+            // "no such file or directory" alone also ends runc's mount and subPath errors:
+            // only the exec of the entrypoint (`exec: "<cmd>": …`) is a missing command.
             let start_error = matches!(t.reason.as_deref(), Some("StartError" | "ContainerCannotRun"))
-                && (msg.contains("executable file not found") || msg.contains("no such file or directory"));
+                && (msg.contains("executable file not found") || (msg.contains("exec: \"") && msg.contains("no such file or directory")));
             if !(start_error || t.exit_code == 126 || t.exit_code == 127) || c.restart_count == 0 {
                 continue;
             }
@@ -392,12 +395,14 @@ fn oom_killed(state: &ClusterState) -> Vec<Finding> {
                 .and_then(|l| l.get("memory"))
                 .map(|q| q.0.clone())
                 .unwrap_or_else(|| "none".into());
-            ev.push(Evidence::new(pod_ref(p), format!("spec.containers[name={}].resources.limits.memory", c.name), limit.clone()));
-            out.push(finding(
-                pod_ref(p),
-                format!("container {} was killed for exceeding its memory limit ({limit})", c.name),
-                ev,
-            ));
+            let list = if init { "initContainers" } else { "containers" };
+            ev.push(Evidence::new(pod_ref(p), format!("spec.{list}[name={}].resources.limits.memory", c.name), limit.clone()));
+            let summary = if limit == "none" {
+                format!("container {} was OOM-killed; it has no memory limit of its own, so the pod's or the node's memory ran out", c.name)
+            } else {
+                format!("container {} was killed for exceeding its memory limit ({limit})", c.name)
+            };
+            out.push(finding(pod_ref(p), summary, ev));
         }
     }
     out
@@ -669,11 +674,47 @@ fn invalid_image_name(state: &ClusterState) -> Vec<Finding> {
 }
 
 /// `create-container-config-error`: waiting reason `CreateContainerConfigError`
-/// (`kubernetes/kubernetes:pkg/kubelet/kuberuntime/kuberuntime_container.go`).
+/// (`kubernetes/kubernetes:pkg/kubelet/kuberuntime/kuberuntime_container.go`), worded from
+/// the waiting message: a missing ConfigMap or Secret (`configmap "…" not found`,
+/// `secret "…" not found`), a missing key ("couldn't find key … in ConfigMap|Secret …",
+/// `kubernetes/kubernetes:pkg/kubelet/kubelet_pods.go`), or the runAsNonRoot check
+/// ("container has runAsNonRoot and image will run as root …",
+/// `kubernetes/kubernetes:pkg/kubelet/kuberuntime/security_context_others.go`).
 fn create_container_config_error(state: &ClusterState) -> Vec<Finding> {
-    waiting_with(state, "CreateContainerConfigError", |c| {
-        format!("the kubelet cannot build container {c}'s configuration (a referenced ConfigMap, Secret or key is missing)")
-    })
+    let mut out = Vec::new();
+    for p in &state.pods {
+        for (c, init) in statuses(p) {
+            if waiting_reason(c) != Some("CreateContainerConfigError") {
+                continue;
+            }
+            let path = container_path(init, &c.name);
+            out.push(finding(
+                pod_ref(p),
+                config_error_summary(&c.name, waiting_message(c)),
+                vec![
+                    Evidence::new(pod_ref(p), format!("{path}.state.waiting.reason"), "CreateContainerConfigError"),
+                    Evidence::new(pod_ref(p), format!("{path}.state.waiting.message"), waiting_message(c)),
+                ],
+            ));
+        }
+    }
+    out
+}
+
+/// What a `CreateContainerConfigError` message says went wrong, as a finding summary.
+fn config_error_summary(container: &str, msg: &str) -> String {
+    let what = if msg.contains("runAsNonRoot") || msg.contains("non-root") {
+        "the pod requires runAsNonRoot but the image would run as root (or as a non-numeric user the kubelet cannot check)"
+    } else if msg.contains("couldn't find key") {
+        "a key it reads from a ConfigMap or Secret does not exist"
+    } else if msg.starts_with("configmap \"") || msg.contains(": configmap \"") {
+        "a ConfigMap it references does not exist"
+    } else if msg.starts_with("secret \"") || msg.contains(": secret \"") {
+        "a Secret it references does not exist"
+    } else {
+        "see the waiting message"
+    };
+    format!("the kubelet cannot build container {container}'s configuration: {what}")
 }
 
 fn node_condition_evidence(n: &k8s_openapi::api::core::v1::Node, type_: &str) -> Vec<Evidence> {
@@ -688,14 +729,15 @@ fn node_condition_evidence(n: &k8s_openapi::api::core::v1::Node, type_: &str) ->
 }
 
 /// `node-not-ready-kubelet-stopped`: `Ready=Unknown` with reason `NodeStatusUnknown`
-/// ("Kubelet stopped posting node status.", set by the node lifecycle controller,
+/// ("Kubelet stopped posting node status.") or `NodeStatusNeverUpdated` ("Kubelet never
+/// posted node status.", a node whose kubelet never reported), set by the node lifecycle controller,
 /// `kubernetes/kubernetes:pkg/controller/nodelifecycle/node_lifecycle_controller.go`); the
 /// node's Lease in `kube-node-lease` shows when the kubelet last renewed.
 fn node_kubelet_stopped(state: &ClusterState) -> Vec<Finding> {
     let mut out = Vec::new();
     for n in &state.nodes {
         let Some(c) = node_condition(n, "Ready") else { continue };
-        if c.status != "Unknown" || c.reason.as_deref() != Some("NodeStatusUnknown") {
+        if c.status != "Unknown" || !matches!(c.reason.as_deref(), Some("NodeStatusUnknown" | "NodeStatusNeverUpdated")) {
             continue;
         }
         let mut ev = node_condition_evidence(n, "Ready");
@@ -715,7 +757,11 @@ fn node_kubelet_stopped(state: &ClusterState) -> Vec<Finding> {
         }
         out.push(finding(
             obj_ref(ResourceKind::Node, &n.metadata),
-            "the kubelet stopped posting node status, so the node is Unknown and its pods will be evicted".to_string(),
+            if c.reason.as_deref() == Some("NodeStatusNeverUpdated") {
+                "the kubelet never posted node status, so the node is Unknown and its pods will be evicted".to_string()
+            } else {
+                "the kubelet stopped posting node status, so the node is Unknown and its pods will be evicted".to_string()
+            },
             ev,
         ));
     }
@@ -803,10 +849,22 @@ fn pleg_not_healthy(state: &ClusterState) -> Vec<Finding> {
     ready_message_contains(state, &["PLEG is not healthy"], "the kubelet's pod lifecycle event generator is stalled, so the node is NotReady")
 }
 
-/// `container-runtime-down`: `Ready=False` with "container runtime is down"
-/// (`kubernetes/kubernetes:pkg/kubelet/runtime.go`, the kubelet's runtime state).
+/// `container-runtime-down`: `Ready=False` with "container runtime is down" or "container
+/// runtime not ready: RuntimeReady=false …" (`kubernetes/kubernetes:pkg/kubelet/runtime.go`,
+/// the kubelet's runtime state), or "container runtime status check may not have completed
+/// yet" for more than two minutes (`Ready` transition): that one is normal right after the
+/// kubelet starts.
 fn container_runtime_down(state: &ClusterState) -> Vec<Finding> {
-    ready_message_contains(state, &["container runtime is down", "container runtime status check may not have completed yet"], "the kubelet cannot reach the container runtime, so the node is NotReady")
+    let summary = "the kubelet cannot reach the container runtime, so the node is NotReady";
+    let mut out = ready_message_contains(state, &["container runtime is down", "container runtime not ready: RuntimeReady=false"], summary);
+    for f in ready_message_contains(state, &["container runtime status check may not have completed yet"], summary) {
+        let node = state.nodes.iter().find(|n| n.metadata.name.as_deref() == Some(f.object.name.as_str()));
+        let since = node.and_then(|n| node_condition(n, "Ready")).and_then(|c| age_secs(state, c.last_transition_time.as_ref()));
+        if since.is_some_and(|s| s >= 120) && !out.iter().any(|o| o.object == f.object) {
+            out.push(f);
+        }
+    }
+    out
 }
 
 /// `pod-stuck-terminating-node-lost`: `metadata.deletionTimestamp` (the deadline: request

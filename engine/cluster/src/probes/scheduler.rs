@@ -114,8 +114,9 @@ pub(crate) enum Rejection {
     /// The control-plane role taint (`node-role.kubernetes.io/control-plane`, or the
     /// `master` one before 1.25): kept off the control plane by design, never a cause.
     ControlPlaneTaint(Taint),
-    /// A `node.kubernetes.io/*` condition taint (not-ready, unreachable, pressure):
-    /// the node's health, not the pod's configuration.
+    /// A `node.kubernetes.io/*` condition taint (not-ready, unreachable, pressure), or the
+    /// cloud provider's `node.cloudprovider.kubernetes.io/uninitialized`: the node's state,
+    /// not the pod's configuration.
     ConditionTaint(Taint),
     /// NodeUnschedulable: the node is cordoned.
     Cordoned,
@@ -183,7 +184,7 @@ pub(crate) fn node_rejections(
             }
         } else if t.key == "node-role.kubernetes.io/control-plane" || t.key == "node-role.kubernetes.io/master" {
             out.push(Rejection::ControlPlaneTaint(t.clone()));
-        } else if t.key.starts_with("node.kubernetes.io/") {
+        } else if t.key.starts_with("node.kubernetes.io/") || t.key == CLOUD_UNINITIALIZED_TAINT {
             out.push(Rejection::ConditionTaint(t.clone()));
         } else {
             out.push(Rejection::Taint(t.clone()));
@@ -363,6 +364,10 @@ fn placement(
     out
 }
 
+/// The taint a node carries until the external cloud controller manager has initialized
+/// it (`kubernetes/kubernetes:staging/src/k8s.io/cloud-provider/api/well_known_taints.go`).
+const CLOUD_UNINITIALIZED_TAINT: &str = "node.cloudprovider.kubernetes.io/uninitialized";
+
 /// Whether a TaintToleration message names a taint other than the control-plane role
 /// taint and the node-lifecycle `node.kubernetes.io/*` ones: the taints are printed as
 /// `{key: value}` after "untolerated taint" (or "taint" in "that the pod didn't tolerate",
@@ -377,6 +382,7 @@ fn message_names_user_taint(message: &str) -> bool {
             && key != "node-role.kubernetes.io/control-plane"
             && key != "node-role.kubernetes.io/master"
             && !key.starts_with("node.kubernetes.io/")
+            && key != CLOUD_UNINITIALIZED_TAINT
     })
 }
 
@@ -518,7 +524,8 @@ fn extended_resource_missing(state: &ClusterState) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     for p in &state.pods {
-        if !unbound(p) || is_terminal(p) || p.metadata.deletion_timestamp.is_some() {
+        // Two minutes' grace: a device plugin registering on a new node fills allocatable late.
+        if !unbound(p) || is_terminal(p) || p.metadata.deletion_timestamp.is_some() || !older_than(state, &p.metadata, 120) {
             continue;
         }
         for (res, v) in pod_requests(p) {

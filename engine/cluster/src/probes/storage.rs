@@ -244,6 +244,16 @@ fn unbound_immediate(state: &ClusterState) -> Vec<Finding> {
     out
 }
 
+/// Whether some Available PersistentVolume has no class (what a claim without a class can
+/// bind to: `GetPersistentVolumeClaimClass` gives "" for both,
+/// `kubernetes/kubernetes:staging/src/k8s.io/component-helpers/storage/volume/helpers.go`).
+fn classless_pv_available(state: &ClusterState) -> bool {
+    state.persistent_volumes.iter().any(|pv| {
+        pv.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Available")
+            && pv.spec.as_ref().and_then(|s| s.storage_class_name.as_deref()).unwrap_or("").is_empty()
+    })
+}
+
 /// `pvc-pending-no-storageclass`: a Pending claim older than a minute that names a class
 /// that does not exist, or names none while no class is default, or names `""` while no
 /// Available PersistentVolume has no class either. Event texts "storageclass.storage.k8s.io
@@ -260,11 +270,7 @@ fn no_storageclass(state: &ClusterState) -> Vec<Finding> {
         }
         let summary = match class_name(c) {
             Some("") => {
-                let available = state.persistent_volumes.iter().any(|pv| {
-                    pv.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Available")
-                        && pv.spec.as_ref().and_then(|s| s.storage_class_name.as_deref()).unwrap_or("").is_empty()
-                });
-                if available {
+                if classless_pv_available(state) {
                     continue;
                 }
                 "the claim asks for static binding (storageClassName \"\") and no Available PersistentVolume without a class exists".to_string()
@@ -276,7 +282,9 @@ fn no_storageclass(state: &ClusterState) -> Vec<Finding> {
                 format!("the claim names StorageClass {n}, which does not exist")
             }
             None => {
-                if state.storage_classes.iter().any(is_default) {
+                // Without a default class the claim keeps no class and can still bind to an
+                // Available PersistentVolume without one.
+                if state.storage_classes.iter().any(is_default) || classless_pv_available(state) {
                     continue;
                 }
                 "the claim names no StorageClass and no class is marked default".to_string()
@@ -320,7 +328,7 @@ fn provisioning_failed(state: &ClusterState) -> Vec<Finding> {
         if evs[i + 1..].iter().any(|e| e.reason.as_deref() == Some("ProvisioningSucceeded")) {
             continue;
         }
-        let seen = event_time(last).map(|t| k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(t));
+        let seen = event_time(last).map(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time);
         if age_secs(state, seen.as_ref()).is_some_and(|a| a > PROVISIONING_WINDOW_SECS) {
             continue;
         }

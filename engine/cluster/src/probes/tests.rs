@@ -216,6 +216,13 @@ fn host_network_daemons_of_the_system_namespaces_are_left_alone() {
     assert!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![p("kube-system", Some("ClusterFirst"))]).is_empty());
     assert!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![p("logging", Some("ClusterFirstWithHostNet"))]).is_empty());
     assert_eq!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![p("logging", None)]), ["Pod logging/agent"]);
+    // A DaemonSet's node agent counts only while it shows a symptom (a container not ready).
+    let mut agent = p("logging", None);
+    agent["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": "u", "controller": true}]);
+    agent["status"]["containerStatuses"] = json!([{"name": "c", "image": "i", "imageID": "", "ready": true, "restartCount": 0, "state": {"running": {}}}]);
+    assert!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![agent.clone()]).is_empty());
+    agent["status"]["containerStatuses"][0]["ready"] = json!(false);
+    assert_eq!(check("hostnetwork-pod-clusterfirst-uses-node-dns", vec![agent]), ["Pod logging/agent"]);
     // A node agent that names no cluster Service does not need the cluster DNS.
     let mut exporter = p("monitoring", None);
     exporter["spec"]["containers"][0]["env"] = json!([]);
@@ -556,4 +563,123 @@ fn provisioning_failures_behind_external_provisioning_events() {
     assert!(check("pvc-provisioning-failed", vec![claim(), class("std", true, "Immediate"), failed, succeeded]).is_empty());
     let stale = ev("ProvisioningFailed", "2026-11-30T09:00:00Z");
     assert!(check("pvc-provisioning-failed", vec![claim(), class("std", true, "Immediate"), stale]).is_empty());
+}
+
+#[test]
+fn a_namespace_deleting_its_content_is_stuck_only_after_ten_minutes() {
+    let ns = |deleted: &str| {
+        json!({"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": "old", "deletionTimestamp": deleted},
+               "spec": {"finalizers": ["kubernetes"]},
+               "status": {"phase": "Terminating", "conditions": [{"type": "NamespaceContentRemaining", "status": "True", "reason": "SomeResourcesRemain",
+                                                                  "message": "Some resources are remaining: pods. has 2 resource instances"}]}})
+    };
+    assert!(check("namespace-stuck-terminating-finalizers", vec![ns("2026-11-30T11:58:00Z")]).is_empty());
+    assert_eq!(check("namespace-stuck-terminating-finalizers", vec![ns("2026-11-30T11:00:00Z")]), ["Namespace old"]);
+}
+
+#[test]
+fn only_running_non_daemonset_pods_can_block_a_drain() {
+    let pdb = json!({"kind": "PodDisruptionBudget", "apiVersion": "policy/v1", "metadata": {"name": "web", "namespace": "app"},
+                     "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+                     "status": {"currentHealthy": 1, "desiredHealthy": 1, "disruptionsAllowed": 0, "expectedPods": 1}});
+    let cordoned = node("n1", "4", json!({"unschedulable": true}));
+    let web = |phase: &str| bound("web-1", "app", "n1", "1", phase, json!({"app": "web"}));
+    assert_eq!(check("pdb-blocks-drain", vec![pdb.clone(), cordoned.clone(), web("Running")]), ["PodDisruptionBudget app/web"]);
+    assert!(check("pdb-blocks-drain", vec![pdb.clone(), cordoned.clone(), web("Pending")]).is_empty(), "the eviction API ignores the budget for Pending pods");
+    let mut ds = web("Running");
+    ds["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "web", "uid": "u", "controller": true}]);
+    assert!(check("pdb-blocks-drain", vec![pdb, cordoned, ds]).is_empty(), "drain skips DaemonSet pods");
+}
+
+#[test]
+fn config_errors_are_worded_from_the_waiting_message() {
+    let cases = [
+        ("configmap \"app-config\" not found", "a ConfigMap it references does not exist"),
+        ("couldn't find key DB_HOST in ConfigMap app/app-config", "a key it reads"),
+        ("container has runAsNonRoot and image will run as root (pod: \"app-1_app(u1)\", container: app)", "runAsNonRoot"),
+    ];
+    for (msg, want) in cases {
+        let p = get("create-container-config-error").expect("probe");
+        let o = run(p, &state(vec![waiting_pod("CreateContainerConfigError", msg)]));
+        assert_eq!(o.findings.len(), 1);
+        assert!(o.findings[0].summary.contains(want), "{msg}: {}", o.findings[0].summary);
+    }
+}
+
+#[test]
+fn runtime_not_ready_and_a_lasting_status_check_message() {
+    assert_eq!(check("container-runtime-down", vec![node_not_ready("container runtime not ready: RuntimeReady=false reason: message:")]), ["Node n1"]);
+    let status_check = |since: &str| {
+        let mut n = node_not_ready("container runtime status check may not have completed yet");
+        n["status"]["conditions"][0]["lastTransitionTime"] = json!(since);
+        n
+    };
+    assert!(check("container-runtime-down", vec![status_check("2026-11-30T11:59:30Z")]).is_empty(), "normal right after the kubelet starts");
+    assert_eq!(check("container-runtime-down", vec![status_check("2026-11-30T11:30:00Z")]), ["Node n1"]);
+}
+
+#[test]
+fn a_missing_subpath_is_not_a_missing_command() {
+    let start_error = |msg: &str| {
+        let mut p = crashing_pod(128, "StartError");
+        p["status"]["containerStatuses"][0]["lastState"]["terminated"]["message"] = json!(msg);
+        p
+    };
+    let exec = "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"/app/serve\": stat /app/serve: no such file or directory: unknown";
+    assert_eq!(check("crashloop-command-not-found", vec![start_error(exec)]), ["Pod app/app-1"]);
+    let mount = "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error mounting \"/var/lib/kubelet/pods/u1/volume-subpaths/cfg/app/0\" to rootfs at \"/etc/app/app.yaml\": no such file or directory: unknown";
+    assert!(check("crashloop-command-not-found", vec![start_error(mount)]).is_empty());
+}
+
+#[test]
+fn an_hpa_missing_requests_says_so() {
+    let hpa = json!({"kind": "HorizontalPodAutoscaler", "apiVersion": "autoscaling/v2", "metadata": {"name": "web", "namespace": "app"},
+                     "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 5},
+                     "status": {"desiredReplicas": 1, "conditions": [{"type": "ScalingActive", "status": "False", "reason": "FailedGetResourceMetric",
+                                "message": "the HPA was unable to compute the replica count: failed to get cpu utilization: missing request for cpu in container web of Pod web-1"}]}});
+    let o = run(get("hpa-unable-to-get-metrics").expect("probe"), &state(vec![hpa]));
+    assert_eq!(o.findings.len(), 1);
+    assert!(o.findings[0].summary.contains("no request for cpu,"), "{}", o.findings[0].summary);
+}
+
+#[test]
+fn low_priority_fact_fixes() {
+    // A node whose kubelet never reported.
+    let mut n = node("n1", "4", json!({}));
+    n["status"]["conditions"] = json!([{"type": "Ready", "status": "Unknown", "reason": "NodeStatusNeverUpdated", "message": "Kubelet never posted node status."}]);
+    assert_eq!(check("node-not-ready-kubelet-stopped", vec![n]), ["Node n1"]);
+    // The cloud provider's uninitialized taint is the node's state, not the pod's configuration.
+    let uninit = json!({"taints": [{"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"}]});
+    let msg = "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {node.cloudprovider.kubernetes.io/uninitialized: true}.";
+    assert!(check("untolerated-taint", vec![node("w", "1", json!({})), node("new", "4", uninit), pending("p", "2", msg, json!({}))]).is_empty());
+    // An OOM kill without a limit does not claim a limit was exceeded.
+    let mut p = crashing_pod(137, "OOMKilled");
+    p["status"]["containerStatuses"][0]["lastState"]["terminated"]["finishedAt"] = json!("2026-11-30T11:50:00Z");
+    let o = run(get("oom-killed-container-limit").expect("probe"), &state(vec![p]));
+    assert!(o.findings[0].summary.contains("no memory limit"), "{}", o.findings[0].summary);
+    // A series event is dated by its last observation.
+    let mut ev = pod_event("Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503");
+    ev["lastTimestamp"] = json!(null);
+    ev["eventTime"] = json!("2026-11-30T09:00:00.000000Z");
+    ev["series"] = json!({"count": 40, "lastObservedTime": "2026-11-30T11:59:00.000000Z"});
+    let s = state(vec![ev]);
+    let t = super::common::event_time(&s.events[0]).expect("time");
+    assert_eq!(t.to_string(), "2026-11-30T11:59:00Z");
+}
+
+#[test]
+fn a_classless_claim_can_bind_a_classless_volume_and_devices_get_a_grace_period() {
+    let pv = json!({"kind": "PersistentVolume", "apiVersion": "v1", "metadata": {"name": "nfs-1"},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "5Gi"}, "nfs": {"server": "nfs.example.com", "path": "/x"}},
+                    "status": {"phase": "Available"}});
+    assert_eq!(check("pvc-pending-no-storageclass", vec![pvc(json!({}), None, "Pending")]), ["PersistentVolumeClaim app/data"]);
+    assert!(check("pvc-pending-no-storageclass", vec![pvc(json!({}), None, "Pending"), pv]).is_empty());
+    let gpu = |created: &str| {
+        let mut p = pending("train", "1", "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.", json!({}));
+        p["metadata"]["creationTimestamp"] = json!(created);
+        p["spec"]["containers"][0]["resources"]["limits"] = json!({"nvidia.com/gpu": "1"});
+        vec![node("n1", "4", json!({})), p]
+    };
+    assert_eq!(check("extended-resource-device-plugin-missing", gpu("2026-11-30T11:00:00Z")), ["Pod app/train"]);
+    assert!(check("extended-resource-device-plugin-missing", gpu("2026-11-30T11:59:30Z")).is_empty());
 }
