@@ -89,6 +89,49 @@ fn healthy_has_no_finding_and_every_broken_scenario_has_one() {
     }
 }
 
+/// `kubewhy scan -n NS --snapshot tests/fixtures/cluster/<scenario> -o json`.
+fn json_scan_in(scenario: &str, namespace: &str) -> (i32, Value) {
+    let dir = format!("tests/fixtures/cluster/{scenario}");
+    let out = kubewhy().args(["scan", "-n", namespace, "--snapshot", &dir, "--output", "json"]).output().expect("runs");
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    (out.status.code().unwrap_or(-1), serde_json::from_str(&text).unwrap_or_else(|e| panic!("{scenario} -n {namespace}: {e}: {text}")))
+}
+
+/// Scanning one namespace reports only that namespace's objects (and cluster-scoped ones),
+/// and never something a whole-cluster scan does not find: objects of other namespaces read
+/// as context (a webhook's Service) must not turn into findings, and a webhook whose Service
+/// lives elsewhere must not look endpoint-less. Regression: `scan --snapshot wffc-deadlock`
+/// in `default` reported the healthy admission webhook as unreachable.
+#[test]
+fn namespace_scope_finds_a_subset_of_the_cluster_scan() {
+    let (code, v) = json_scan_in("wffc-deadlock", "default");
+    assert_eq!((code, found(&v)), (0, vec![]), "wffc-deadlock in default");
+    let (code, v) = json_scan_in("wffc-deadlock", "shop");
+    assert_eq!(code, 1);
+    assert!(found(&v).contains(&("failure-mode/wffc-pvc-pod-unschedulable-deadlock".into(), "PersistentVolumeClaim shop/data-search-0".into())), "{:?}", found(&v));
+    let dirs = std::fs::read_dir(root().join("tests/fixtures/cluster")).expect("fixtures");
+    let names: Vec<String> = dirs.flatten().filter(|d| d.path().is_dir()).map(|d| d.file_name().to_string_lossy().to_string()).collect();
+    for pair in names.chunks(2) {
+        std::thread::scope(|s| {
+            for name in pair {
+                s.spawn(move || {
+                    let (_, all) = json_scan(name);
+                    let all = found(&all);
+                    for ns in ["default", "shop"] {
+                        let (_, v) = json_scan_in(name, ns);
+                        for f in found(&v) {
+                            assert!(all.contains(&f), "{name} -n {ns}: {f:?} is not found by scan -A ({all:?})");
+                            let object = &f.1;
+                            let namespaced = object.contains('/');
+                            assert!(!namespaced || object.split_once(' ').is_some_and(|(_, o)| o.starts_with(&format!("{ns}/"))), "{name} -n {ns}: {object} is outside the namespace");
+                        }
+                    }
+                });
+            }
+        });
+    }
+}
+
 #[test]
 fn scan_json_shape() {
     let (_, v) = json_scan("pending-cpu");

@@ -164,6 +164,31 @@ pub async fn kinds(cluster: &Cluster, scope: &Scope, kinds: &[ResourceKind], pro
         r.list(*kind, scope, None).await;
         progress(*kind, i + 1, total);
     }
+    if let Scope::Namespace(ns) = scope {
+        // Cluster-scoped objects that call a Service (admission webhooks, aggregated
+        // APIServices) are judged by that Service's endpoints, wherever it lives: read the
+        // Services and EndpointSlices of those namespaces too, or the probes would see a
+        // Service with no endpoints only because its namespace was out of scope.
+        let mut extra: BTreeSet<String> = BTreeSet::new();
+        for w in &r.state.mutating_webhook_configurations {
+            extra.extend(w.webhooks.iter().flatten().filter_map(|h| h.client_config.service.as_ref().map(|s| s.namespace.clone())));
+        }
+        for w in &r.state.validating_webhook_configurations {
+            extra.extend(w.webhooks.iter().flatten().filter_map(|h| h.client_config.service.as_ref().map(|s| s.namespace.clone())));
+        }
+        for a in &r.state.api_services {
+            extra.extend(a.spec.as_ref().and_then(|s| s.service.as_ref()).and_then(|s| s.namespace.clone()));
+        }
+        extra.remove(ns);
+        for other in extra {
+            let other = Scope::Namespace(other);
+            for kind in [ResourceKind::Service, ResourceKind::EndpointSlice, ResourceKind::Pod] {
+                if kinds.contains(&kind) {
+                    r.list(kind, &other, None).await;
+                }
+            }
+        }
+    }
     r.finish(None, BTreeSet::new())
 }
 

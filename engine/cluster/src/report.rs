@@ -306,7 +306,13 @@ fn summarize(outcomes: &[ProbeOutcome], skipped: usize) -> (Vec<FindingGroup>, U
 pub fn scan(engine: &Engine, c: &Collected, cluster: &str, scope: &Scope, k8s: Option<Version>) -> ScanReport {
     let kb = engine.knowledge();
     let k8s = k8s.or(c.state.version);
-    let (outcomes, skipped) = run_probes(kb, c, &probes::all(), k8s, &|_| true);
+    // In one namespace, objects of other namespaces may have been read to judge cluster-scoped
+    // ones (a webhook's Service); they are context, not findings of this scan.
+    let in_scope = |f: &Finding| match (scope.namespace(), f.object.namespace.as_deref()) {
+        (Some(ns), Some(obj_ns)) => ns == obj_ns,
+        _ => true,
+    };
+    let (outcomes, skipped) = run_probes(kb, c, &probes::all(), k8s, &in_scope);
     let (mut findings, unknown, summary) = summarize(&outcomes, skipped);
     for g in &mut findings {
         fill_group(kb, g);
