@@ -136,6 +136,25 @@ pub struct FixOut {
     pub risk: String,
 }
 
+/// The fixes a failure mode names, in its order, as shown in answers (ids that are not
+/// fixes are skipped).
+pub fn fixes_of(kb: &KnowledgeBase, fm: &crate::model::FailureModeData) -> Vec<FixOut> {
+    fm.fixes
+        .iter()
+        .filter_map(|f| kb.get(f))
+        .filter_map(|f| match &f.data {
+            KindData::Fix { action, command, risk } => Some(FixOut {
+                id: f.id.clone(),
+                title: f.title.clone(),
+                action: action.clone(),
+                command: command.clone(),
+                risk: risk.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Version applicability of a candidate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Applies {
@@ -777,21 +796,7 @@ fn candidate(
             _ => None,
         })
         .collect();
-    let fixes = fm
-        .fixes
-        .iter()
-        .filter_map(|f| kb.get(f))
-        .filter_map(|f| match &f.data {
-            KindData::Fix { action, command, risk } => Some(FixOut {
-                id: f.id.clone(),
-                title: f.title.clone(),
-                action: action.clone(),
-                command: command.clone(),
-                risk: risk.clone(),
-            }),
-            _ => None,
-        })
-        .collect();
+    let fixes = fixes_of(kb, &fm);
     Candidate {
         rank,
         id: e.id.clone(),

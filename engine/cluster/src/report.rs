@@ -32,20 +32,8 @@ pub struct Step {
     pub title: String,
 }
 
-/// A fix from the knowledge.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Fix {
-    /// Entity id (`fix/...`).
-    pub id: String,
-    /// Its title.
-    pub title: String,
-    /// What to do.
-    pub action: String,
-    /// A command, when the knowledge has one.
-    pub command: Option<String>,
-    /// The risk, as the knowledge states it.
-    pub risk: String,
-}
+/// A fix from the knowledge (the same shape as in `kubewhy why` answers).
+pub use kubewhy_engine::diagnose::FixOut as Fix;
 
 /// A failure mode as the knowledge explains it: the mechanism chain (failure mode -> loop
 /// -> component, then upstream causes), the body's first paragraph and the fixes.
@@ -89,21 +77,7 @@ pub fn mechanism(kb: &KnowledgeBase, id: &str) -> Option<Mechanism> {
     for c in fm.caused_by.iter().take(3) {
         chain.push(Step { relation: "causedBy".into(), id: c.clone(), title: title(c) });
     }
-    let fixes = fm
-        .fixes
-        .iter()
-        .filter_map(|f| kb.get(f))
-        .filter_map(|f| match &f.data {
-            KindData::Fix { action, command, risk } => Some(Fix {
-                id: f.id.clone(),
-                title: f.title.clone(),
-                action: action.clone(),
-                command: command.clone(),
-                risk: risk.clone(),
-            }),
-            _ => None,
-        })
-        .collect();
+    let fixes = kubewhy_engine::diagnose::fixes_of(kb, fm);
     Some(Mechanism { id: e.id.clone(), title: e.title.clone(), area: fm.area.clone(), chain, explanation: e.summary(400), fixes })
 }
 
