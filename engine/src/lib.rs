@@ -290,7 +290,7 @@ impl Engine {
             let Some(e) = self.kb.get(&h.id) else { continue };
             let ns = names(e);
             let named = !matches!(e.kind, Kind::Symptom | Kind::Check | Kind::Fix);
-            if named && ns.iter().any(|n| *n == query) {
+            if named && ns.contains(&query) {
                 h.score += top * 2.0 + 1.0;
             } else if words >= 2 && ns.iter().any(|n| contains_phrase(n, &query)) {
                 h.score *= 2.0;
@@ -519,15 +519,6 @@ impl Engine {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn engine_is_send_and_sync() {
-        fn check<T: Send + Sync>() {}
-        check::<super::Engine>();
-    }
-}
-
 /// Lowercases and keeps letters, digits, `.`, `/` and `-`, other runs of characters become one space.
 fn normalize_name(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -545,4 +536,13 @@ fn normalize_name(s: &str) -> String {
 fn contains_phrase(name: &str, phrase: &str) -> bool {
     let padded = format!(" {name} ");
     padded.contains(&format!(" {phrase} "))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn engine_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<super::Engine>();
+    }
 }
