@@ -649,17 +649,23 @@ impl ScanReport {
                 r.finding(f);
             }
         }
-        for u in &mut self.unknown {
-            for m in &mut u.missing {
-                m.reason = r.text(&m.reason);
-            }
+        redact_tail(r, &mut self.unknown, &mut self.unavailable, &mut self.notices);
+    }
+}
+
+/// Masks the parts scan and verify reports share: why probes could not decide, the kinds
+/// that could not be read, and the notices.
+fn redact_tail(r: &Redactor, unknown: &mut [UnknownProbe], unavailable: &mut [UnavailableKind], notices: &mut [String]) {
+    for u in unknown {
+        for m in &mut u.missing {
+            m.reason = r.text(&m.reason);
         }
-        for u in &mut self.unavailable {
-            u.reason = r.text(&u.reason);
-        }
-        for n in &mut self.notices {
-            *n = r.text(n);
-        }
+    }
+    for u in unavailable {
+        u.reason = r.text(&u.reason);
+    }
+    for n in notices {
+        *n = r.text(n);
     }
 }
 
@@ -691,16 +697,6 @@ impl VerifyReport {
                 r.finding(f);
             }
         }
-        for u in &mut self.unknown {
-            for m in &mut u.missing {
-                m.reason = r.text(&m.reason);
-            }
-        }
-        for u in &mut self.unavailable {
-            u.reason = r.text(&u.reason);
-        }
-        for n in &mut self.notices {
-            *n = r.text(n);
-        }
+        redact_tail(r, &mut self.unknown, &mut self.unavailable, &mut self.notices);
     }
 }
