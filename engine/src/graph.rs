@@ -239,6 +239,13 @@ impl Builder {
                 for d in &fm.leads_to {
                     self.rel(d, "causedBy", id);
                 }
+                self.lit(id, "level", fm.level.as_str());
+                for c in &fm.context {
+                    self.lit(id, "contextCue", &c.describe());
+                }
+                for r in &fm.ruled_out_by {
+                    self.lit(id, "ruledOutBy", r);
+                }
             }
             KindData::Symptom(s) => {
                 self.lit(id, "signalKind", s.signal.as_str());
@@ -256,13 +263,16 @@ impl Builder {
                 }
                 self.typed(id, "weight", Literal::from(s.weight));
             }
-            KindData::Check { command, look_for, probe } => {
+            KindData::Check { command, look_for, probe, rules_out } => {
                 if let Some(c) = command {
                     self.lit(id, "command", c);
                 }
                 self.lit(id, "lookFor", look_for);
                 if let Some(p) = probe {
                     self.lit(id, "probe", p);
+                }
+                if let Some(r) = rules_out {
+                    self.lit(id, "rulesOut", r);
                 }
             }
             KindData::Fix { action, command, risk } => {

@@ -7,8 +7,8 @@
 //! that one lint run lists everything. The format is `knowledge/README.md`.
 
 use crate::model::{
-    Entity, FailureModeData, Kind, KindData, Location, SignalKind, SymptomData, Version,
-    VersionRange, AREAS,
+    ContextCue, CueKind, Entity, FailureModeData, Kind, KindData, Level, Location, SignalKind,
+    SymptomData, Version, VersionRange, AREAS, PLATFORMS,
 };
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use serde::Serialize;
@@ -710,7 +710,33 @@ fn parse_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Vec<(Entity, BT
                 fixes: r.strings("fixes"),
                 caused_by: r.strings("caused_by"),
                 leads_to: r.strings("leads_to"),
+                level: match r.string("level", false).as_deref() {
+                    None | Some("cause") => Level::Cause,
+                    Some("symptom") => Level::Symptom,
+                    Some(other) => {
+                        r.err("level", format!("`{other}` is not a level (symptom or cause)"));
+                        Level::Cause
+                    }
+                },
+                context: Vec::new(),
+                ruled_out_by: r.strings("ruled_out_by"),
             };
+            for (n, t) in r.tables("context").into_iter().enumerate() {
+                let mut cr = Reader {
+                    table: t,
+                    used: HashSet::new(),
+                    lines: &lines,
+                    section: Some(("context", n)),
+                    key_prefix: format!("context[{}].", n + 1),
+                    file: &file.path,
+                    diags: &mut *r.diags,
+                    errors: 0,
+                };
+                if let Some(c) = read_cue(&mut cr) {
+                    fm.context.push(c);
+                }
+                cr.finish("context cue");
+            }
             for (table_key, inline_kind) in [("symptom", Kind::Symptom), ("check", Kind::Check), ("fix", Kind::Fix)] {
                 let key: &'static str = table_key;
                 let tables = r.tables(key);
@@ -819,7 +845,60 @@ fn read_check(r: &mut Reader<'_, '_>) -> KindData {
         command: r.string("command", false),
         look_for: r.string("look_for", true).unwrap_or_default(),
         probe: r.string("probe", false),
+        rules_out: r.string("rules_out", false),
     }
+}
+
+/// Reads one `[[context]]` table (knowledge/README.md, "Context cues").
+fn read_cue(r: &mut Reader<'_, '_>) -> Option<ContextCue> {
+    let cue = r.string("cue", true)?;
+    let weight = r.float("weight").unwrap_or(1.0);
+    if !(weight > 0.0 && weight <= 3.0) {
+        r.err("weight", format!("`{weight}` is not a weight in (0, 3]"));
+    }
+    let text = |r: &mut Reader<'_, '_>| -> Option<String> {
+        let t = r.string("text", true)?;
+        if t.trim().is_empty() {
+            r.err("text", "a cue's `text` must not be empty".into());
+            return None;
+        }
+        Some(t)
+    };
+    let kind = match cue.as_str() {
+        "phrase" => CueKind::Phrase { text: text(r)? },
+        "history" => CueKind::History { text: text(r)? },
+        "setting" => CueKind::Setting { field: r.string("field", true)?, value: r.string("value", false) },
+        "platform" => {
+            let t = r.string("text", true)?;
+            if !PLATFORMS.iter().any(|(slug, _)| *slug == t) {
+                r.err("text", format!("`{t}` is not a platform (one of {})", PLATFORMS.iter().map(|p| p.0).collect::<Vec<_>>().join(", ")));
+                return None;
+            }
+            CueKind::Platform { text: t }
+        }
+        "timing" => {
+            let s = r.integer("seconds")?;
+            if s <= 0 {
+                r.err("seconds", format!("`{s}` is not a positive number of seconds"));
+                return None;
+            }
+            CueKind::Timing { seconds: s as u64 }
+        }
+        "exit-code" => CueKind::ExitCode { code: r.integer("code")? },
+        "port" => {
+            let c = r.integer("code")?;
+            if !(1..=65535).contains(&c) {
+                r.err("code", format!("`{c}` is not a port"));
+                return None;
+            }
+            CueKind::Port { code: c }
+        }
+        other => {
+            r.err("cue", format!("`{other}` is not a cue (one of phrase, history, setting, platform, timing, exit-code, port)"));
+            return None;
+        }
+    };
+    Some(ContextCue { kind, weight })
 }
 
 fn read_fix(r: &mut Reader<'_, '_>) -> KindData {
@@ -1036,6 +1115,7 @@ fn validate(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
             if e.references.is_empty() {
                 diags.push(err("references", "a failure mode needs at least one reference".into()));
             }
+            validate_level(kb, e, fm, diags);
             for c in &fm.caused_by {
                 causes.entry(e.id.as_str()).or_default().push(c.as_str());
             }
@@ -1065,6 +1145,85 @@ fn validate(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
             }
             if seen.insert(c) {
                 stack.extend(causes.get(c).cloned().unwrap_or_default());
+            }
+        }
+    }
+}
+
+/// The cause-level failure modes of a hub: its `caused_by` in order, then those that name it in
+/// `leads_to` (by id), each once.
+pub fn causes_of_hub(kb: &KnowledgeBase, hub: &Entity) -> Vec<String> {
+    let Some(fm) = hub.failure_mode() else { return Vec::new() };
+    let mut out: Vec<String> = Vec::new();
+    for c in &fm.caused_by {
+        if kb.get(c).and_then(Entity::failure_mode).is_some_and(|d| d.level == Level::Cause) && !out.contains(c) {
+            out.push(c.clone());
+        }
+    }
+    let mut extra: Vec<&Entity> = kb
+        .of_kind(Kind::FailureMode)
+        .filter(|e| e.failure_mode().is_some_and(|d| d.level == Level::Cause && d.leads_to.contains(&hub.id)))
+        .collect();
+    extra.sort_by(|a, b| a.id.cmp(&b.id));
+    for e in extra {
+        if !out.contains(&e.id) {
+            out.push(e.id.clone());
+        }
+    }
+    out
+}
+
+/// The level rules (knowledge/README.md): a hub has at least two causes; a cause reached from a
+/// hub has a check of its own and a context cue or a message of its own; cue-like keys are
+/// not empty.
+fn validate_level(kb: &KnowledgeBase, e: &Entity, fm: &FailureModeData, diags: &mut Vec<Diagnostic>) {
+    let err = |key: &str, message: String| Diagnostic {
+        severity: Severity::Error,
+        location: kb.key_location(&e.id, key).unwrap_or_else(|| e.location.clone()),
+        key: Some(key.to_string()),
+        message,
+    };
+    for p in &fm.ruled_out_by {
+        if p.split_whitespace().count() < 2 {
+            diags.push(err("ruled_out_by", format!("`{p}` is too short to rule a cause out: write what the user would say (two words or more)")));
+        }
+    }
+    match fm.level {
+        Level::Symptom => {
+            let causes = causes_of_hub(kb, e);
+            if causes.len() < 2 {
+                diags.push(err(
+                    "level",
+                    format!("a symptom-level failure mode (hub) needs at least two cause-level failure modes in `caused_by` (or naming it in their `leads_to`), found {}", causes.len()),
+                ));
+            }
+            if !fm.context.is_empty() {
+                diags.push(err("context", "context cues belong to causes, not to a symptom-level hub".into()));
+            }
+        }
+        Level::Cause => {
+            let is_hub_cause = kb.of_kind(Kind::FailureMode).any(|h| {
+                h.failure_mode().is_some_and(|d| d.level == Level::Symptom && d.caused_by.contains(&e.id))
+            }) || fm.leads_to.iter().any(|h| kb.get(h).and_then(Entity::failure_mode).is_some_and(|d| d.level == Level::Symptom));
+            if !is_hub_cause {
+                return;
+            }
+            let own = |id: &str, prefix: &str| id.starts_with(&format!("{prefix}/{}-", e.id.trim_start_matches("failure-mode/")));
+            let own_symptom = fm.symptoms.iter().any(|s| {
+                own(s, "symptom")
+                    || !kb.of_kind(Kind::FailureMode).any(|o| o.id != e.id && o.failure_mode().is_some_and(|d| d.symptoms.contains(s)))
+            });
+            if fm.context.is_empty() && !own_symptom {
+                diags.push(err(
+                    "context",
+                    "a cause of a hub needs at least one [[context]] cue or a [[symptom]] of its own that tells it apart from its siblings".into(),
+                ));
+            }
+            let own_check = fm.checks.iter().any(|c| {
+                !kb.of_kind(Kind::FailureMode).any(|o| o.id != e.id && o.failure_mode().is_some_and(|d| d.checks.contains(c)))
+            });
+            if !own_check {
+                diags.push(err("check", "a cause of a hub needs at least one [[check]] of its own (shared checks do not tell siblings apart)".into()));
             }
         }
     }

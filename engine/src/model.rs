@@ -306,7 +306,122 @@ pub struct FailureModeData {
     pub caused_by: Vec<String>,
     /// Downstream failure modes this one produces (`kw:leadsTo`).
     pub leads_to: Vec<String>,
+    /// Symptom level (a hub) or cause level (`kw:level`).
+    pub level: Level,
+    /// Context cues that point to this cause (`kw:contextCue`), in file order.
+    pub context: Vec<ContextCue>,
+    /// What a user would say that rules this cause out (`kw:ruledOutBy`).
+    pub ruled_out_by: Vec<String>,
 }
+
+/// The level of a failure mode (knowledge/README.md, "Symptom-level hubs and cause-level
+/// failure modes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Level {
+    /// A hub: the surface failure as a component reports it, with several causes.
+    Symptom,
+    /// One specific mechanism (the default).
+    #[default]
+    Cause,
+}
+
+impl Level {
+    /// `symptom` or `cause`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Symptom => "symptom",
+            Level::Cause => "cause",
+        }
+    }
+}
+
+/// What a context cue looks for in the input (the `cue` key of a `[[context]]` table).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "cue", rename_all = "kebab-case")]
+pub enum CueKind {
+    /// Words a user would write; matched as stemmed tokens close together.
+    Phrase {
+        /// The words.
+        text: String,
+    },
+    /// What happened before; matched like a phrase.
+    History {
+        /// The words.
+        text: String,
+    },
+    /// A field, flag or config key, optionally with its value.
+    Setting {
+        /// The field as written (`imagePullPolicy`, `--max-pods`).
+        field: String,
+        /// The value (`IfNotPresent`), when the cue needs one.
+        value: Option<String>,
+    },
+    /// A platform slug, one of [`PLATFORMS`].
+    Platform {
+        /// The slug (`eks`).
+        text: String,
+    },
+    /// A duration that identifies the mechanism.
+    Timing {
+        /// The duration in seconds.
+        seconds: u64,
+    },
+    /// An exit code stated in the input.
+    ExitCode {
+        /// The code.
+        code: i64,
+    },
+    /// A port number stated in the input.
+    Port {
+        /// The port.
+        code: i64,
+    },
+}
+
+/// One `[[context]]` cue of a cause.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextCue {
+    /// What to look for.
+    #[serde(flatten)]
+    pub kind: CueKind,
+    /// How strongly it points to this cause among its siblings (default 1.0).
+    pub weight: f64,
+}
+
+impl ContextCue {
+    /// A short human description: `setting imagePullPolicy: IfNotPresent`, `timing 600s`.
+    pub fn describe(&self) -> String {
+        match &self.kind {
+            CueKind::Phrase { text } => format!("phrase \"{text}\""),
+            CueKind::History { text } => format!("history \"{text}\""),
+            CueKind::Setting { field, value: Some(v) } => format!("setting {field}: {v}"),
+            CueKind::Setting { field, value: None } => format!("setting {field}"),
+            CueKind::Platform { text } => format!("platform {text}"),
+            CueKind::Timing { seconds } => format!("timing {seconds}s"),
+            CueKind::ExitCode { code } => format!("exit-code {code}"),
+            CueKind::Port { code } => format!("port {code}"),
+        }
+    }
+}
+
+/// Platform slugs a `platform` cue may name, each with the names users write for it
+/// (lowercase; matched as whole words).
+pub const PLATFORMS: [(&str, &[&str]); 13] = [
+    ("eks", &["eks", "amazon eks", "aws eks", "elastic kubernetes service"]),
+    ("gke", &["gke", "google kubernetes engine", "gke autopilot"]),
+    ("aks", &["aks", "azure kubernetes service"]),
+    ("openshift", &["openshift", "ocp", "okd"]),
+    ("k3s", &["k3s", "k3d"]),
+    ("rke2", &["rke2", "rke"]),
+    ("kubeadm", &["kubeadm"]),
+    ("kind", &["kind cluster", "kind node", "kindest", "kubernetes in docker"]),
+    ("minikube", &["minikube"]),
+    ("microk8s", &["microk8s"]),
+    ("bare-metal", &["bare metal", "bare-metal", "on-prem", "on prem", "metallb"]),
+    ("docker-desktop", &["docker desktop", "docker-desktop"]),
+    ("talos", &["talos", "talosctl"]),
+];
 
 /// The areas failure modes are grouped in, as slugs; order used in statistics.
 pub const AREAS: [&str; 9] = [
@@ -379,6 +494,8 @@ pub enum KindData {
         look_for: String,
         /// Live probe id.
         probe: Option<String>,
+        /// What this check shows when the failure mode is not the cause.
+        rules_out: Option<String>,
     },
     /// A fix.
     Fix {

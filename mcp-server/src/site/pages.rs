@@ -305,7 +305,7 @@ fn facts(site: &Site, ctx: &Ctx, e: &Entity) -> String {
                 rows.push(("Emitted by", reference(ctx, src)));
             }
         }
-        KindData::Check { command, look_for, probe } => {
+        KindData::Check { command, look_for, probe, .. } => {
             if let Some(c) = command {
                 rows.push(("Command", format!("<pre><code>{}</code></pre>", esc(c))));
             }
