@@ -593,6 +593,23 @@ pub(crate) fn eval_text(r: &kubewhy_evals::Report, baseline: Option<&kubewhy_eva
     if let Some(rw) = &r.realworld {
         let _ = writeln!(o, "{} {} cases: top-1 {:.3}  top-3 {:.3}  MRR {:.3}", bold("realworld slice:"), rw.cases, rw.top1, rw.top3, rw.mrr);
     }
+    if let Some(c) = &r.causes {
+        let then = baseline.and_then(|b| b.causes.as_ref()).map(|t| t.overall);
+        let _ = writeln!(
+            o,
+            "{} {} cases: top-1 {:.3}{}  top-3 {:.3}{}  MRR {:.3}",
+            bold("cause slice:"),
+            c.overall.cases,
+            c.overall.top1,
+            d(c.overall.top1, then.map(|x| x.top1)),
+            c.overall.top3,
+            d(c.overall.top3, then.map(|x| x.top3)),
+            c.overall.mrr
+        );
+        for (k, s) in c.by_style.iter().chain(&c.by_area) {
+            let _ = writeln!(o, "  {k:<12} {:>4} cases  top-1 {:.3}  top-3 {:.3}", s.cases, s.top1, s.top3);
+        }
+    }
     for (title, groups) in [("area", &r.by_area), ("difficulty", &r.by_difficulty), ("style", &r.by_style)] {
         let _ = writeln!(o, "by {title}:");
         for (k, s) in groups {

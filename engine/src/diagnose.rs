@@ -10,8 +10,10 @@
 //!    tell the top candidates apart), fixes, references and a confidence.
 
 use crate::knowledge::KnowledgeBase;
-use crate::model::{Entity, Kind, KindData, SignalKind, Version, VersionRange};
+use crate::model::{Entity, Kind, KindData, Level, SignalKind, Version, VersionRange};
 use crate::search::SearchIndex;
+use crate::context::{InputContext, Names};
+use crate::scorers;
 use crate::signals::{self, Signals, Template, TemplateMatch, Vocabulary};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -90,12 +92,21 @@ pub struct ChainStep {
     pub relation: String,
 }
 
-/// A piece of evidence for a candidate: a symptom and how it was seen in the input.
+/// A piece of evidence for a candidate: what one scorer saw in the input, and what it is worth.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Evidence {
-    /// Symptom id.
+    /// The scorer that produced it: `message` (a symptom's text, reason or code), `alias` (a
+    /// name people use, verbatim or in other words), `relevance` (BM25 text relevance),
+    /// `context` (a context cue of a cause), `hub` (the evidence of the hub it was reached
+    /// through), `upstream` (propagated from a failure mode it causes), `version` (the input's
+    /// version lies in the cause's bounded range), `ruled-out` (the user ruled it out; a
+    /// negative score) or `setting-contradicted` (the input gives a setting another value).
+    pub scorer: String,
+    /// Symptom id (for `message`), else the id of what the evidence is about (the candidate, or the hub for `hub`).
     pub symptom: String,
-    /// What was seen: `template`, `partial-template`, `event-reason`, `status-reason`, `exit-code`, `http-status`, `metric`, `alias`.
+    /// What was seen: `template`, `partial-template`, `event-reason`, `status-reason`, `exit-code`,
+    /// `http-status`, `metric`, `alias`, `alias-words`, `bm25`, a cue kind (`phrase`, `history`,
+    /// `setting`, `platform`, `timing`, `exit-code`, `port`), `hub`, `caused-by`, `version` or `ruled-out`.
     pub matched: String,
     /// The text, reason or code seen.
     pub value: String,
@@ -115,8 +126,10 @@ pub struct CheckOut {
     pub title: String,
     /// Command to run, when there is one.
     pub command: Option<String>,
-    /// What confirms or rules out the candidate.
+    /// What confirms the candidate.
     pub look_for: String,
+    /// What the check shows when the candidate is not the cause, when the knowledge says.
+    pub rules_out: Option<String>,
     /// Other top candidates this check tells this one apart from (empty when it is shared).
     pub distinguishes: Vec<String>,
 }
@@ -192,6 +205,13 @@ pub struct Candidate {
     pub title: String,
     /// Area slug.
     pub area: String,
+    /// `symptom` (a hub: the surface failure; see `causes`) or `cause` (one specific mechanism).
+    pub level: String,
+    /// For a cause reached through a matched hub: that hub's id.
+    pub hub: Option<String>,
+    /// For a hub: its causes, most likely first (by their scores for this input, then the hub's
+    /// order), each with the check that tells it apart.
+    pub causes: Vec<CauseOut>,
     /// Confidence in [0, 1]: how strong and how distinctive the evidence is.
     pub confidence: f64,
     /// Raw score (sum of evidence, relevance and propagation).
@@ -219,6 +239,21 @@ pub struct Candidate {
     pub feature_gates: Vec<String>,
     /// Version applicability.
     pub applies: Applies,
+}
+
+/// One cause of a hub, as listed under the hub.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CauseOut {
+    /// Failure-mode id of the cause.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Its score for this input (hub share included).
+    pub score: f64,
+    /// Whether the input has evidence of its own for it (a message, alias or context cue).
+    pub separated: bool,
+    /// Its first own check (command with the input's names filled in), if any.
+    pub check: Option<CheckOut>,
 }
 
 /// A check that tells one top candidate apart from the others.
@@ -262,7 +297,9 @@ pub struct Diagnosis {
     pub k8s_version_source: String,
     /// What was extracted from the input.
     pub signals: Signals,
-    /// Ranked candidates, best first.
+    /// Names of the objects the input is about (filled into check commands).
+    pub names: Names,
+    /// Ranked candidates, best first (in confidence order).
     pub candidates: Vec<Candidate>,
     /// Checks that tell the top candidates apart.
     pub distinguishing_checks: Vec<DistinguishingCheck>,
@@ -271,6 +308,10 @@ pub struct Diagnosis {
     /// Notes for the reader (no signal recognised, version taken from input, ...).
     pub notices: Vec<String>,
 }
+
+/// Status words that every pod or node shows at some point: as evidence alone they weigh a
+/// quarter of a specific status reason (CrashLoopBackOff, OOMKilled).
+pub const BARE_STATUS: &[&str] = &["Pending", "Running", "Terminating", "NotReady", "Ready", "Unknown", "Failed", "Succeeded", "ContainerCreating", "Error"];
 
 /// Precomputed matching tables over the knowledge.
 #[derive(Debug)]
@@ -286,11 +327,17 @@ pub struct Matcher {
     /// (signal kind, code) → number of failure modes.
     code_df: HashMap<(SignalKind, i64), usize>,
     /// failure mode → its upstream causes (causedBy and inverse leadsTo).
-    causes: BTreeMap<String, BTreeSet<String>>,
-    /// failure mode → normalised aliases and title.
-    aliases: Vec<(String, Vec<String>)>,
+    pub(crate) causes: BTreeMap<String, BTreeSet<String>>,
+    /// failure mode → normalised aliases (six characters or more).
+    pub(crate) aliases: HashMap<String, Vec<String>>,
     /// failure mode → each alias as analyzer tokens (stemmed, stop words out), for word-level matches.
-    alias_tokens: Vec<(String, Vec<AliasTokens>)>,
+    pub(crate) alias_tokens: HashMap<String, Vec<AliasTokens>>,
+    /// normalised alias → number of failure modes that carry it.
+    pub(crate) alias_df: HashMap<String, usize>,
+    /// hub → its causes, most common first.
+    pub(crate) hub_causes: BTreeMap<String, Vec<String>>,
+    /// hub → its own checks (a cause's check that the hub also has does not tell causes apart).
+    pub(crate) hub_checks: BTreeMap<String, BTreeSet<String>>,
 }
 
 /// An alias and its analyzer tokens.
@@ -300,8 +347,8 @@ impl Matcher {
     /// Builds the tables from the knowledge.
     pub fn new(kb: &KnowledgeBase) -> Matcher {
         let mut symptom_fms: HashMap<String, Vec<String>> = HashMap::new();
-        let mut aliases = Vec::new();
-        let mut alias_tokens = Vec::new();
+        let mut aliases = HashMap::new();
+        let mut alias_tokens = HashMap::new();
         for fm in kb.of_kind(Kind::FailureMode) {
             if let Some(d) = fm.failure_mode() {
                 for s in &d.symptoms {
@@ -311,14 +358,25 @@ impl Matcher {
             let mut names: Vec<String> = fm.aliases.iter().map(|a| signals::normalize(a)).filter(|a| a.len() >= 6).collect();
             names.sort();
             names.dedup();
-            aliases.push((fm.id.clone(), names));
+            aliases.insert(fm.id.clone(), names);
             let toks: Vec<(String, Vec<String>)> = fm
                 .aliases
                 .iter()
                 .map(|a| (a.clone(), crate::search::token_sequence(a, 16)))
                 .filter(|(_, t)| t.len() >= 3)
                 .collect();
-            alias_tokens.push((fm.id.clone(), toks));
+            alias_tokens.insert(fm.id.clone(), toks);
+        }
+        // A hub's message names the hub: a cause of that hub that lists the same symptom gets it
+        // through the hub (scorer `hub`), not as evidence of its own.
+        let hub_causes = crate::scorers::hub_causes(kb);
+        for fms in symptom_fms.values_mut() {
+            let hubs: Vec<&String> = fms.iter().filter(|f| hub_causes.contains_key(*f)).collect();
+            if hubs.is_empty() {
+                continue;
+            }
+            let inherited: BTreeSet<String> = hubs.iter().flat_map(|h| hub_causes.get(*h).into_iter().flatten().cloned()).collect();
+            fms.retain(|f| !inherited.contains(f));
         }
         let mut templates = Vec::new();
         let mut template_fms: HashMap<String, BTreeSet<String>> = HashMap::new();
@@ -364,6 +422,9 @@ impl Matcher {
             causes: crate::graph::direct_causes(kb),
             aliases,
             alias_tokens,
+            alias_df: crate::scorers::alias_df(kb),
+            hub_checks: hub_causes.keys().filter_map(|h| kb.get(h)).map(|h| (h.id.clone(), h.failure_mode().map(|d| d.checks.iter().cloned().collect()).unwrap_or_default())).collect(),
+            hub_causes: hub_causes.clone(),
         }
     }
 
@@ -440,6 +501,7 @@ fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals, normalized: &st
                 score += 0.3 * w;
             }
             offer(Evidence {
+                scorer: "message".into(),
                 symptom: s.id.clone(),
                 matched: if tm.full { "template" } else { "partial-template" }.into(),
                 value: tm.text.clone(),
@@ -453,11 +515,12 @@ fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals, normalized: &st
                 let (matched, base) = if d.text.is_some() {
                     ("event-reason", 0.5)
                 } else if d.signal == SignalKind::StatusReason {
-                    ("status-reason", 2.0)
+                    // A bare status word (Pending, Running, NotReady) says little on its own.
+                    ("status-reason", if BARE_STATUS.contains(&r.as_str()) { 0.5 } else { 2.0 })
                 } else {
                     ("event-reason", 1.2)
                 };
-                offer(Evidence { symptom: s.id.clone(), matched: matched.into(), value: r.clone(), score: base * w / df.sqrt(), span: None });
+                offer(Evidence { scorer: "message".into(), symptom: s.id.clone(), matched: matched.into(), value: r.clone(), score: base * w / df.sqrt(), span: None });
             }
         }
         if let Some(c) = d.code {
@@ -468,12 +531,12 @@ fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals, normalized: &st
             };
             if seen {
                 let df = *m.code_df.get(&(d.signal, c)).unwrap_or(&1) as f64;
-                offer(Evidence { symptom: s.id.clone(), matched: d.signal.as_str().into(), value: c.to_string(), score: 1.5 * w / df.sqrt(), span: None });
+                offer(Evidence { scorer: "message".into(), symptom: s.id.clone(), matched: d.signal.as_str().into(), value: c.to_string(), score: 1.5 * w / df.sqrt(), span: None });
             }
         }
         if d.signal == SignalKind::Metric {
             if let Some(name) = sig.metrics.iter().find(|n| d.text.as_deref().is_some_and(|t| t.contains(n.as_str())) || s.title.contains(n.as_str())) {
-                offer(Evidence { symptom: s.id.clone(), matched: "metric".into(), value: name.clone(), score: 1.5 * w, span: None });
+                offer(Evidence { scorer: "message".into(), symptom: s.id.clone(), matched: "metric".into(), value: name.clone(), score: 1.5 * w, span: None });
             }
         }
         if let Some(ev) = best {
@@ -553,123 +616,63 @@ pub fn diagnose(
         None => (None, "none"),
     };
 
-    // Step 3: score. Exact signals first.
-    let mut direct = score_signals(kb, m, &sig, &normalized);
-    let structured: BTreeMap<String, f64> = direct.iter().map(|(k, v)| (k.clone(), v.0)).collect();
-    // Aliases people use, found verbatim in the input.
-    for (fm, names) in &m.aliases {
-        // Aliases carry users' words; when the machine text itself matched they add nothing.
-        if direct.get(fm).is_some_and(|(_, evs)| evs.iter().any(|e| e.matched.ends_with("template"))) {
-            continue;
-        }
-        let mut best = 0.0f64;
-        let mut which = String::new();
-        for a in names {
-            if normalized.contains(a.as_str()) {
-                let s = 1.2 * (0.5 + 0.5 * (a.len() as f64 / 25.0).min(1.0));
-                if s > best {
-                    best = s;
-                    which = a.clone();
-                }
-            }
-        }
-        if best > 0.0 {
-            let entry = direct.entry(fm.clone()).or_insert((0.0, Vec::new()));
-            entry.0 += best;
-            entry.1.push(Evidence { symptom: fm.clone(), matched: "alias".into(), value: which, score: best, span: None });
-        }
+    // Step 3: score. Each named scorer (module `scorers` below) turns the input and one
+    // candidate into evidence lines; a candidate's score is the sum of its lines.
+    let cx = InputContext::new(input);
+    let direct_msgs = score_signals(kb, m, &sig, &normalized);
+    let structured: BTreeSet<String> = direct_msgs.keys().cloned().collect();
+    let tokens = crate::search::token_sequence(input, 20_000);
+    let mut positions: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, t) in tokens.into_iter().enumerate() {
+        positions.entry(t).or_default().push(i);
     }
-    // Aliases in other words: every word of an alias (stemmed) within a few words of each other.
-    let seq = crate::search::token_sequence(input, 20_000);
-    let mut positions: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, t) in seq.iter().enumerate() {
-        positions.entry(t.as_str()).or_default().push(i);
-    }
-    for (fm, aliases) in &m.alias_tokens {
-        if direct.get(fm).is_some_and(|(_, evs)| evs.iter().any(|e| e.matched.ends_with("template") || e.matched == "alias")) {
-            continue;
-        }
-        let mut best: Option<(f64, &str)> = None;
-        for (alias, toks) in aliases {
-            let Some(first) = positions.get(toks[0].as_str()) else { continue };
-            let window = 3 * toks.len() + 2;
-            let found = first.iter().any(|&p| {
-                toks[1..].iter().all(|t| positions.get(t.as_str()).is_some_and(|ps| ps.iter().any(|&q| q + window >= p && q <= p + window)))
-            });
-            if found {
-                let s = 0.25 * (toks.len() as f64 / 4.0).min(1.0);
-                if best.is_none_or(|(b, _)| s > b) {
-                    best = Some((s, alias.as_str()));
-                }
-            }
-        }
-        if let Some((s, alias)) = best {
-            let entry = direct.entry(fm.clone()).or_insert((0.0, Vec::new()));
-            entry.0 += s;
-            entry.1.push(Evidence { symptom: fm.clone(), matched: "alias-words".into(), value: alias.to_string(), score: s, span: None });
-        }
-    }
-    // BM25 relevance, normalised to the best hit (at most 1.0 per candidate).
     let hits = index.search(input, Some(&[Kind::FailureMode]), 60).unwrap_or_default();
-    let max = hits.first().map(|h| h.score).unwrap_or(0.0);
-    let mut relevance: HashMap<String, f64> = HashMap::new();
-    if max > 0.0 {
-        for h in &hits {
-            relevance.insert(h.id.clone(), f64::from(h.score / max));
+    let input_ev = scorers::ScoringInput { kb, m, sig: &sig, normalized: &normalized, cx: &cx, positions: &positions, version, messages: &direct_msgs, bm25: &hits };
+    let mut lines: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
+    for fm in kb.of_kind(Kind::FailureMode) {
+        let mut evs = Vec::new();
+        for (_, scorer) in scorers::DIRECT {
+            evs.extend(scorer(&input_ev, fm));
+        }
+        if !evs.is_empty() {
+            lines.insert(fm.id.clone(), evs);
         }
     }
+    // Propagation: a matched hub hands its evidence to its causes; other matched failure modes
+    // raise their upstream causes a hop or two away.
+    let direct_scores: BTreeMap<String, f64> = lines.iter().map(|(k, v)| (k.clone(), v.iter().map(|e| e.score).sum::<f64>())).collect();
+    let propagated = scorers::propagate(kb, m, &direct_scores, &lines);
+    for (fm, evs) in propagated {
+        lines.entry(fm).or_default().extend(evs);
+    }
+    // Ruled out by the user: the last word, after everything else is summed.
     let mut scores: BTreeMap<String, f64> = BTreeMap::new();
-    for (fm, (s, _)) in &direct {
-        *scores.entry(fm.clone()).or_default() += s;
-    }
-    for (fm, r) in &relevance {
-        *scores.entry(fm.clone()).or_default() += r;
-    }
-    // Propagation through causedBy: a matched failure mode raises its upstream causes one and
-    // two hops up, so root causes surface. A cause raised this way never passes the failure mode
-    // that raised it (at most 90% of its score): only its own evidence can put it above.
-    let base = scores.clone();
-    for (fm, s) in &base {
-        if !direct.contains_key(fm) {
-            continue;
+    for (fm, evs) in lines.iter_mut() {
+        let Some(e) = kb.get(fm) else { continue };
+        let mut total: f64 = evs.iter().map(|e| e.score).sum();
+        if let Some(r) = scorers::ruled_out(&input_ev, e, total) {
+            total += r.score;
+            evs.push(r);
         }
-        for (hop, factor) in [(1, 0.3), (2, 0.1)] {
-            let mut frontier: BTreeSet<String> = m.causes.get(fm).cloned().unwrap_or_default();
-            for _ in 1..hop {
-                frontier = frontier.iter().flat_map(|c| m.causes.get(c).cloned().unwrap_or_default()).collect();
-            }
-            for c in frontier {
-                if c == *fm {
-                    continue;
-                }
-                let own = base.get(&c).copied().unwrap_or(0.0);
-                let cur = scores.entry(c).or_default();
-                let raised = (*cur + factor * s).min((0.9 * s).max(own));
-                if raised > *cur {
-                    *cur = raised;
-                }
-            }
-        }
+        scores.insert(fm.clone(), total);
     }
 
     // Step 4: version filter.
     let mut excluded = Vec::new();
-    let all_scores: BTreeMap<String, f64> = scores.clone();
     let mut ranked: Vec<(String, f64)> = Vec::new();
-    for (fm, s) in scores {
-        let Some(e) = kb.get(&fm) else { continue };
-        if s <= 0.0 {
+    for (fm, s) in &scores {
+        let Some(e) = kb.get(fm) else { continue };
+        if *s <= 0.05 {
             continue;
         }
         if let Some(v) = version {
             if !e.applies.contains(v) {
-                excluded.push((s, Excluded { id: fm.clone(), title: e.title.clone(), applies: e.applies.describe() }));
+                excluded.push((*s, Excluded { id: fm.clone(), title: e.title.clone(), applies: e.applies.describe() }));
                 continue;
             }
         }
-        ranked.push((fm, s));
+        ranked.push((fm.clone(), *s));
     }
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     excluded.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
     let mut excluded: Vec<Excluded> = excluded.into_iter().map(|(_, e)| e).collect();
     excluded.truncate(10);
@@ -680,7 +683,7 @@ pub fn diagnose(
             excluded.iter().map(|e| format!("{} ({})", e.id, e.applies)).collect::<Vec<_>>().join(", ")
         ));
     }
-    if structured.is_empty() {
+    if structured.is_empty() && !lines.values().flatten().any(|e| e.scorer == "context" || e.scorer == "alias") {
         notices.push(if ranked.is_empty() {
             "nothing in the input matches the knowledge graph: paste the exact error, the event lines or `kubectl describe` output".to_string()
         } else {
@@ -688,22 +691,39 @@ pub fn diagnose(
         });
     }
 
+    // Confidence is a property of each candidate's evidence, computed over the whole ranking
+    // (never over the shown part), and the ranking is in confidence order.
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let field_total: f64 = ranked.iter().take(CONFIDENCE_FIELD).map(|(_, s)| s).sum::<f64>().max(1e-9);
+    let mut rated: Vec<(String, f64, f64)> = ranked
+        .iter()
+        .map(|(fm, s)| {
+            let evs = lines.get(fm).map(Vec::as_slice).unwrap_or(&[]);
+            (fm.clone(), *s, confidence(*s, field_total, evs))
+        })
+        .collect();
+    rated.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| b.1.total_cmp(&a.1)).then_with(|| a.0.cmp(&b.0)));
+
     // Step 5: answer.
     let top = opts.top.max(1);
-    ranked.truncate(top);
-    let total: f64 = ranked.iter().map(|(_, s)| s).sum::<f64>().max(1e-9);
+    let all_scores: BTreeMap<String, f64> = scores.clone();
     let mut candidates = Vec::new();
-    for (i, (fm, s)) in ranked.iter().enumerate() {
+    for (i, (fm, s, conf)) in rated.iter().take(top).enumerate() {
         let Some(e) = kb.get(fm) else { continue };
-        let evidence = direct.get(fm).map(|d| d.1.clone()).unwrap_or_default();
-        let has_structured = !evidence.is_empty();
-        let strength = 1.0 - (-s / 3.0).exp();
-        let share = s / total;
-        let mut confidence = strength.powf(0.7) * (0.5 + 0.5 * share);
-        if !has_structured {
-            confidence *= 0.6;
+        let evidence = lines.get(fm).cloned().unwrap_or_default();
+        candidates.push(candidate(kb, m, e, i + 1, *conf, *s, evidence, version, &all_scores, &lines, &cx.names));
+    }
+    // A hub whose causes the input does not separate: say so, with the checks that tell them apart.
+    if let Some(first) = candidates.first() {
+        if first.level == "symptom" {
+            let separated = first.causes.first().is_some_and(|c| c.separated);
+            if !separated && first.causes.len() >= 2 {
+                notices.push(format!(
+                    "nothing in the input separates the causes of `{}`: they are listed in likely order with the check that tells each apart; add what you know (settings, platform, what changed, what you ruled out) for a sharper answer",
+                    first.id
+                ));
+            }
         }
-        candidates.push(candidate(kb, m, e, i + 1, (confidence * 1000.0).round() / 1000.0, *s, evidence, version, &all_scores));
     }
     let distinguishing_checks = mark_distinguishing(&mut candidates);
     let input_echo: String = input.chars().take(ECHO_CHARS).collect();
@@ -713,11 +733,80 @@ pub fn diagnose(
         k8s_version: version.map(|v| v.to_string()),
         k8s_version_source: version_source.into(),
         signals: sig,
+        names: cx.names.clone(),
         candidates,
         distinguishing_checks,
         excluded,
         notices,
     })
+}
+
+/// How many of the best-scored candidates the confidence's share is taken over, whatever
+/// `--top` shows.
+const CONFIDENCE_FIELD: usize = 5;
+
+/// The confidence of a candidate with score `s` among the best [`CONFIDENCE_FIELD`] scores
+/// summing to `field_total`, given its evidence lines: strength of the evidence (saturating in
+/// the score) times its share of the field, lowered when nothing machine-produced, no alias and
+/// no context supports it, and when it was only reached through a hub (or an effect) without
+/// evidence of its own. In [0, 1], rounded to three decimals.
+fn confidence(s: f64, field_total: f64, evs: &[Evidence]) -> f64 {
+    let strength = 1.0 - (-s / 3.0).exp();
+    let share = (s / field_total).min(1.0);
+    let mut c = strength.powf(0.7) * (0.5 + 0.5 * share);
+    let own = evs.iter().any(|e| matches!(e.scorer.as_str(), "message" | "alias" | "context"));
+    let inherited = evs.iter().any(|e| matches!(e.scorer.as_str(), "hub" | "upstream"));
+    if !own {
+        c *= if inherited { 0.7 } else { 0.6 };
+    }
+    (c * 1000.0).round() / 1000.0
+}
+
+fn check_out(kb: &KnowledgeBase, id: &str, names: &Names) -> Option<CheckOut> {
+    let c = kb.get(id)?;
+    match &c.data {
+        KindData::Check { command, look_for, rules_out, .. } => Some(CheckOut {
+            id: c.id.clone(),
+            title: c.title.clone(),
+            command: command.as_deref().map(|t| names.fill(t)),
+            look_for: look_for.clone(),
+            rules_out: rules_out.clone(),
+            distinguishes: Vec::new(),
+        }),
+        _ => None,
+    }
+}
+
+/// The causes of hub `e` for this input: by score (hub share included), then the hub's order.
+fn causes_out(kb: &KnowledgeBase, m: &Matcher, e: &Entity, lines: &BTreeMap<String, Vec<Evidence>>, scores: &BTreeMap<String, f64>, version: Option<Version>, names: &Names) -> Vec<CauseOut> {
+    let Some(causes) = m.hub_causes.get(&e.id) else { return Vec::new() };
+    let mut out: Vec<(usize, CauseOut)> = causes
+        .iter()
+        .enumerate()
+        .filter_map(|(n, c)| {
+            let ce = kb.get(c)?;
+            if version.is_some_and(|v| !ce.applies.contains(v)) {
+                return None;
+            }
+            let separated = lines.get(c).is_some_and(|evs| evs.iter().any(|x| matches!(x.scorer.as_str(), "message" | "alias" | "context")));
+            let own_check = ce.failure_mode().and_then(|d| {
+                let shared = |k: &String| m.hub_checks.get(&e.id).is_some_and(|hc| hc.contains(k));
+                d.checks.iter().find(|k| !shared(k)).or(d.checks.first()).cloned()
+            });
+            Some((
+                n,
+                CauseOut {
+                    id: c.clone(),
+                    title: ce.title.clone(),
+                    score: (scores.get(c).copied().unwrap_or(0.0) * 1000.0).round() / 1000.0,
+                    separated,
+                    check: own_check.and_then(|k| check_out(kb, &k, names)),
+                },
+            ))
+        })
+        .collect();
+    out.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then_with(|| a.0.cmp(&b.0)));
+    out.into_iter().map(|(_, c)| c).collect()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -731,9 +820,11 @@ fn candidate(
     mut evidence: Vec<Evidence>,
     version: Option<Version>,
     scores: &BTreeMap<String, f64>,
+    lines: &BTreeMap<String, Vec<Evidence>>,
+    names: &Names,
 ) -> Candidate {
     let fm = e.failure_mode().cloned().unwrap_or_default();
-    evidence.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.symptom.cmp(&b.symptom)));
+    evidence.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.scorer.cmp(&b.scorer)).then_with(|| a.symptom.cmp(&b.symptom)));
     let loop_ = fm.loops.first().map(|l| eref(kb, l));
     // The main component: the first one the failure mode names (the loop's owner when it names it).
     let loop_owner = fm.loops.first().and_then(|l| match kb.get(l).map(|l| &l.data) {
@@ -745,12 +836,28 @@ fn candidate(
         _ => fm.components.first().cloned(),
     }
     .map(|c| eref(kb, &c));
+    let hub = evidence.iter().find(|ev| ev.scorer == "hub").map(|ev| ev.symptom.clone());
     let mut chain = Vec::new();
-    if let Some(ev) = evidence.iter().find(|ev| ev.matched != "alias") {
-        let r = eref(kb, &ev.symptom);
+    // What was observed: a message of its own, else the hub's message.
+    let observed = evidence
+        .iter()
+        .find(|ev| ev.scorer == "message")
+        .map(|ev| ev.symptom.clone())
+        .or_else(|| hub.as_ref().and_then(|h| lines.get(h)).and_then(|evs| evs.iter().find(|ev| ev.scorer == "message")).map(|ev| ev.symptom.clone()));
+    if let Some(o) = observed {
+        let r = eref(kb, &o);
         chain.push(ChainStep { id: r.id, kind: r.kind, title: r.title, relation: "observed".into() });
     }
-    chain.push(ChainStep { id: e.id.clone(), kind: "failure-mode".into(), title: e.title.clone(), relation: "manifestsAs".into() });
+    if let Some(h) = &hub {
+        let r = eref(kb, h);
+        chain.push(ChainStep { id: r.id, kind: r.kind, title: r.title, relation: "manifestsAs".into() });
+    }
+    chain.push(ChainStep {
+        id: e.id.clone(),
+        kind: "failure-mode".into(),
+        title: e.title.clone(),
+        relation: if hub.is_some() { "causedBy" } else { "manifestsAs" }.into(),
+    });
     if let Some(l) = &loop_ {
         chain.push(ChainStep { id: l.id.clone(), kind: l.kind.clone(), title: l.title.clone(), relation: "inLoop".into() });
     }
@@ -760,8 +867,9 @@ fn candidate(
     }
     // Upstream causes, one then two hops away: the ones the input supports first, at most
     // three per hop, so the chain stays a readable path rather than a list of every possibility.
+    // A hub lists its causes apart (`causes`), so its chain stops at its frame.
     let mut seen = BTreeSet::new();
-    let mut frontier: Vec<String> = m.causes.get(&e.id).into_iter().flatten().cloned().collect();
+    let mut frontier: Vec<String> = if fm.level == Level::Symptom { Vec::new() } else { m.causes.get(&e.id).into_iter().flatten().cloned().collect() };
     for hop in 0..2 {
         frontier.retain(|c| c != &e.id && !seen.contains(c));
         frontier.sort_by(|a, b| {
@@ -781,28 +889,18 @@ fn candidate(
         }
         frontier = next;
     }
-    let checks = fm
-        .checks
-        .iter()
-        .filter_map(|c| kb.get(c))
-        .filter_map(|c| match &c.data {
-            KindData::Check { command, look_for, .. } => Some(CheckOut {
-                id: c.id.clone(),
-                title: c.title.clone(),
-                command: command.clone(),
-                look_for: look_for.clone(),
-                distinguishes: Vec::new(),
-            }),
-            _ => None,
-        })
-        .collect();
+    let checks = fm.checks.iter().filter_map(|c| check_out(kb, c, names)).collect();
     let fixes = fixes_of(kb, &fm);
+    let causes = if fm.level == Level::Symptom { causes_out(kb, m, e, lines, scores, version, names) } else { Vec::new() };
     Candidate {
         rank,
         id: e.id.clone(),
         kind: "failure-mode".into(),
         title: e.title.clone(),
         area: fm.area.clone(),
+        level: fm.level.as_str().into(),
+        hub,
+        causes,
         confidence,
         score: (score * 1000.0).round() / 1000.0,
         component,

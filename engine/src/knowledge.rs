@@ -849,6 +849,16 @@ fn read_check(r: &mut Reader<'_, '_>) -> KindData {
     }
 }
 
+/// The `text` of a phrase or history cue: required and not blank.
+fn cue_text(r: &mut Reader<'_, '_>) -> Option<String> {
+    let t = r.string("text", true)?;
+    if t.trim().is_empty() {
+        r.err("text", "a cue's `text` must not be empty".into());
+        return None;
+    }
+    Some(t)
+}
+
 /// Reads one `[[context]]` table (knowledge/README.md, "Context cues").
 fn read_cue(r: &mut Reader<'_, '_>) -> Option<ContextCue> {
     let cue = r.string("cue", true)?;
@@ -856,17 +866,9 @@ fn read_cue(r: &mut Reader<'_, '_>) -> Option<ContextCue> {
     if !(weight > 0.0 && weight <= 3.0) {
         r.err("weight", format!("`{weight}` is not a weight in (0, 3]"));
     }
-    let text = |r: &mut Reader<'_, '_>| -> Option<String> {
-        let t = r.string("text", true)?;
-        if t.trim().is_empty() {
-            r.err("text", "a cue's `text` must not be empty".into());
-            return None;
-        }
-        Some(t)
-    };
     let kind = match cue.as_str() {
-        "phrase" => CueKind::Phrase { text: text(r)? },
-        "history" => CueKind::History { text: text(r)? },
+        "phrase" => CueKind::Phrase { text: cue_text(r)? },
+        "history" => CueKind::History { text: cue_text(r)? },
         "setting" => CueKind::Setting { field: r.string("field", true)?, value: r.string("value", false) },
         "platform" => {
             let t = r.string("text", true)?;
@@ -1101,14 +1103,19 @@ fn validate(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
             if !fm.area.is_empty() && !AREAS.contains(&fm.area.as_str()) {
                 diags.push(err("area", format!("`{}` is not an area (one of {})", fm.area, AREAS.join(", "))));
             }
-            for (key, list, what) in [
-                ("components", &fm.components, "a component"),
-                ("loops", &fm.loops, "a loop"),
-                ("symptom", &fm.symptoms, "a symptom ([[symptom]] or `symptoms`)"),
-                ("check", &fm.checks, "a check ([[check]] or `checks`)"),
-                ("fix", &fm.fixes, "a fix ([[fix]] or `fixes`)"),
-            ] {
-                if list.is_empty() {
+            // A cause of a hub may have no message of its own: it shows as the hub's messages.
+            let is_hub_cause = fm.level == Level::Cause
+                && (fm.leads_to.iter().any(|h| kb.get(h).and_then(Entity::failure_mode).is_some_and(|d| d.level == Level::Symptom))
+                    || kb.of_kind(Kind::FailureMode).any(|h| h.failure_mode().is_some_and(|d| d.level == Level::Symptom && d.caused_by.contains(&e.id))));
+            let required: [(&str, &Vec<String>, &str, bool); 5] = [
+                ("components", &fm.components, "a component", true),
+                ("loops", &fm.loops, "a loop", true),
+                ("symptom", &fm.symptoms, "a symptom ([[symptom]] or `symptoms`)", !is_hub_cause),
+                ("check", &fm.checks, "a check ([[check]] or `checks`)", true),
+                ("fix", &fm.fixes, "a fix ([[fix]] or `fixes`)", true),
+            ];
+            for (key, list, what, needed) in required {
+                if needed && list.is_empty() {
                     diags.push(err(key, format!("a failure mode needs at least {what}")));
                 }
             }

@@ -39,12 +39,14 @@
 
 pub mod accuracy;
 pub mod claims;
+pub mod context;
 pub mod diagnose;
 pub mod graph;
 pub mod knowledge;
 pub mod lookup;
 pub mod model;
 pub mod ontology;
+pub mod scorers;
 pub mod search;
 pub mod signals;
 pub mod upstream;

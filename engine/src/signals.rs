@@ -475,6 +475,15 @@ pub fn extract(input: &str, normalized: &str, vocab: &Vocabulary, templates: &[T
         if c[0].to_ascii_lowercase().contains("statuscode") {
             continue;
         }
+        // "Exit Code: 137" and "exit status 1" are a process's exit, not an HTTP status.
+        let at = c.get(0).map(|m| m.start()).unwrap_or(0);
+        let mut from = at.saturating_sub(6);
+        while !input.is_char_boundary(from) {
+            from -= 1;
+        }
+        if input[from..at].to_ascii_lowercase().trim_end().ends_with("exit") {
+            continue;
+        }
         if let Ok(n) = c[1].parse() {
             http_codes.insert(n);
         }

@@ -186,6 +186,29 @@ impl Scores {
     }
 }
 
+/// A slice of cases reported apart from the gold set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Slice {
+    /// Scores over the whole slice.
+    pub overall: Scores,
+    /// Scores by area.
+    pub by_area: BTreeMap<String, Scores>,
+    /// Scores by input style.
+    pub by_style: BTreeMap<String, Scores>,
+}
+
+impl Slice {
+    fn of(results: &[CaseResult]) -> Slice {
+        let group = |key: fn(&CaseResult) -> &str| -> BTreeMap<String, Scores> {
+            let mut keys: Vec<String> = results.iter().map(|r| key(r).to_string()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.into_iter().map(|k| (k.clone(), Scores::of(results.iter().filter(|r| key(r) == k)))).collect()
+        };
+        Slice { overall: Scores::of(results.iter()), by_area: group(|r| &r.area), by_style: group(|r| &r.style) }
+    }
+}
+
 /// A whole report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -199,6 +222,10 @@ pub struct Report {
     pub by_style: BTreeMap<String, Scores>,
     /// Scores of the realworld slice, reported apart.
     pub realworld: Option<Scores>,
+    /// The cause slice (evals/causes): a surface error plus the context a user would give,
+    /// expecting the specific cause; reported apart, by area and by style.
+    #[serde(default)]
+    pub causes: Option<Slice>,
     /// Diagnosis latency p50 in milliseconds.
     pub latency_p50_ms: f64,
     /// Diagnosis latency p99 in milliseconds.
@@ -207,12 +234,13 @@ pub struct Report {
     pub results: Vec<CaseResult>,
 }
 
-/// Runs the cases; `progress` is called after each case with (done, total).
-pub fn run(engine: &Engine, gold: &[Case], realworld: &[Case], mut progress: impl FnMut(usize, usize)) -> Report {
-    let total = gold.len() + realworld.len();
+/// Runs the cases (gold set, then the realworld slice, then the cause slice); `progress` is
+/// called after each case with (done, total).
+pub fn run(engine: &Engine, gold: &[Case], realworld: &[Case], causes: &[Case], mut progress: impl FnMut(usize, usize)) -> Report {
+    let total = gold.len() + realworld.len() + causes.len();
     let mut results = Vec::new();
     let mut times = Vec::new();
-    for (i, c) in gold.iter().chain(realworld).enumerate() {
+    for (i, c) in gold.iter().chain(realworld).chain(causes).enumerate() {
         let opts = DiagnoseOptions { k8s_version: c.k8s_version.as_deref().and_then(|v| Version::parse(v).ok()), top: 10 };
         let t = Instant::now();
         let d = engine.diagnose(&c.input, opts);
@@ -252,7 +280,8 @@ pub fn run(engine: &Engine, gold: &[Case], realworld: &[Case], mut progress: imp
         by_area: group(|r| &r.area),
         by_difficulty: group(|r| &r.difficulty),
         by_style: group(|r| &r.style),
-        realworld: if realworld.is_empty() { None } else { Some(Scores::of(results[gold.len()..].iter())) },
+        realworld: if realworld.is_empty() { None } else { Some(Scores::of(results[gold.len()..gold.len() + realworld.len()].iter())) },
+        causes: if causes.is_empty() { None } else { Some(Slice::of(&results[gold.len() + realworld.len()..])) },
         latency_p50_ms: pct(0.5),
         latency_p99_ms: pct(0.99),
         results,
@@ -274,8 +303,21 @@ pub fn gates(r: &Report) -> Vec<String> {
             out.push(format!("area {a}: top-3 {:.3} is below 0.80", s.top3));
         }
     }
+    if let Some(c) = &r.causes {
+        if c.overall.top1 < CAUSE_TOP1_GATE {
+            out.push(format!("cause slice top-1 {:.3} is below {CAUSE_TOP1_GATE:.2}", c.overall.top1));
+        }
+        if c.overall.top3 < CAUSE_TOP3_GATE {
+            out.push(format!("cause slice top-3 {:.3} is below {CAUSE_TOP3_GATE:.2}", c.overall.top3));
+        }
+    }
     out
 }
+
+/// The cause slice's top-1 gate.
+pub const CAUSE_TOP1_GATE: f64 = 0.60;
+/// The cause slice's top-3 gate.
+pub const CAUSE_TOP3_GATE: f64 = 0.80;
 
 /// Drops of more than 2 points (0.02) from `baseline` in any overall, area, difficulty or style score.
 pub fn regressions(r: &Report, baseline: &Report) -> Vec<String> {
@@ -288,6 +330,12 @@ pub fn regressions(r: &Report, baseline: &Report) -> Vec<String> {
         }
     };
     cmp("overall", &r.overall, &baseline.overall);
+    if let (Some(now), Some(then)) = (&r.causes, &baseline.causes) {
+        cmp("cause slice", &now.overall, &then.overall);
+    }
+    if let (Some(now), Some(then)) = (&r.realworld, &baseline.realworld) {
+        cmp("realworld slice", now, then);
+    }
     for (groups_now, groups_then, label) in [(&r.by_area, &baseline.by_area, "area"), (&r.by_difficulty, &baseline.by_difficulty, "difficulty"), (&r.by_style, &baseline.by_style, "style")] {
         for (k, then) in groups_then {
             if let Some(now) = groups_now.get(k) {
@@ -322,6 +370,26 @@ pub fn markdown(r: &Report, baseline: Option<&Report>, engine: &Engine) -> Strin
     );
     if let Some(rw) = &r.realworld {
         let _ = writeln!(o, "Realworld slice (reported apart): {} cases, top-1 {:.3}, top-3 {:.3}, MRR {:.3}.\n", rw.cases, rw.top1, rw.top3, rw.mrr);
+    }
+    if let Some(c) = &r.causes {
+        let then = baseline.and_then(|b| b.causes.as_ref());
+        let _ = writeln!(
+            o,
+            "Cause slice (reported apart): {} cases, top-1 **{:.3}**{}, top-3 **{:.3}**{}, MRR {:.3}.\n",
+            c.overall.cases,
+            c.overall.top1,
+            delta(c.overall.top1, then.map(|t| t.overall.top1)),
+            c.overall.top3,
+            delta(c.overall.top3, then.map(|t| t.overall.top3)),
+            c.overall.mrr
+        );
+        for (title, groups) in [("area", &c.by_area), ("input style", &c.by_style)] {
+            let _ = writeln!(o, "### Cause slice by {title}\n\n| {title} | cases | top-1 | top-3 | MRR |\n|---|---|---|---|---|");
+            for (k, s) in groups {
+                let _ = writeln!(o, "| {k} | {} | {:.3} | {:.3} | {:.3} |", s.cases, s.top1, s.top3, s.mrr);
+            }
+            let _ = writeln!(o);
+        }
     }
     for (title, groups) in [("area", &r.by_area), ("difficulty", &r.by_difficulty), ("input style", &r.by_style)] {
         let _ = writeln!(o, "## By {title}\n\n| {title} | cases | top-1 | top-3 | MRR |\n|---|---|---|---|---|");

@@ -20,7 +20,7 @@ fn runner_reproduces_hand_checked_ranks() {
     let (engine, _) = Engine::from_sources(read_dir(&fixture("eval-knowledge")).expect("fixture reads")).expect("fixture loads");
     let cases = load_cases(&fixture("eval-cases.jsonl")).expect("cases load");
     assert!(validate_cases(&engine, &cases).is_empty());
-    let r = run(&engine, &cases, &[], |_, _| {});
+    let r = run(&engine, &cases, &[], &[], |_, _| {});
     let ranks: Vec<Option<usize>> = r.results.iter().map(|x| x.rank).collect();
     assert_eq!(ranks, vec![Some(1), Some(1), Some(2), None]);
     assert_eq!((r.overall.cases, r.overall.top1, r.overall.top3, r.overall.mrr), (4, 0.5, 0.75, 0.625));
@@ -91,12 +91,15 @@ fn gold_set_passes_the_ci_gates_and_does_not_regress() {
     let engine = crate::support::engine();
     let gold = load_cases(&root.join("evals/cases")).expect("gold cases load");
     let realworld = load_cases(&root.join("evals/realworld/cases.jsonl")).expect("realworld slice loads");
+    let causes_dir = root.join("evals/causes");
+    let causes = if causes_dir.exists() { load_cases(&causes_dir).expect("cause slice loads") } else { Vec::new() };
     let mut all = gold.clone();
     all.extend(realworld.iter().cloned());
+    all.extend(causes.iter().cloned());
     let problems = validate_cases(engine, &all);
     assert!(problems.is_empty(), "{problems:#?}");
     assert!(gold.len() >= 300, "the gold set has {} cases", gold.len());
-    let r = run(engine, &gold, &realworld, |_, _| {});
+    let r = run(engine, &gold, &realworld, &causes, |_, _| {});
     let failed = gates(&r);
     assert!(failed.is_empty(), "CI gates failed: {failed:#?}");
     let committed: kubewhy_evals::Report =

@@ -1,0 +1,472 @@
+//! The named scorers of a diagnosis. Each is a function from the input (its signals and its
+//! [`InputContext`]) and one candidate failure mode to evidence lines; a candidate's score is the
+//! sum of its lines, and the lines appear in the answer, so a reader sees why it ranked where it
+//! did.
+//!
+//! Direct scorers ([`DIRECT`]) look only at the input and the candidate:
+//! - `message`: the failure mode's symptoms (templates, reasons, codes, metrics) found in the
+//!   input, each weighed down by how many failure modes share it;
+//! - `alias`: a name people use for it, verbatim (generic ones weigh less) or in other words;
+//! - `relevance`: BM25 text relevance, normalised to the best hit;
+//! - `context`: its context cues (settings and their values, phrases, what happened before,
+//!   platform, timings, exit codes, ports); a setting the input gives another value counts
+//!   against it;
+//! - `version`: the input's version lies in the candidate's bounded version range.
+//!
+//! Then [`propagate`]: a matched hub hands its evidence to its causes (most common first, so
+//! that without context the hub stays first and its causes follow in likely order; with
+//! context a cause passes its hub); other matched failure modes raise their upstream causes a
+//! hop or two away, never past themselves. Last, [`ruled_out`]: what the user ruled out
+//! lowers the candidate.
+
+use crate::context::InputContext;
+use crate::diagnose::{Evidence, Matcher};
+use crate::knowledge::KnowledgeBase;
+use crate::model::{CueKind, Entity, Level, Version};
+use crate::search::Hit as SearchHit;
+use crate::signals::{self, Signals};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// What every scorer gets: the knowledge, the matching tables and the read input.
+pub struct ScoringInput<'a> {
+    /// The knowledge.
+    pub kb: &'a KnowledgeBase,
+    /// The matching tables.
+    pub m: &'a Matcher,
+    /// The extracted signals.
+    pub sig: &'a Signals,
+    /// The normalised input.
+    pub normalized: &'a str,
+    /// What the input says besides its messages.
+    pub cx: &'a InputContext,
+    /// Positions of the input's analyzer tokens (stemmed, stop words out), for aliases in other words.
+    pub positions: &'a HashMap<String, Vec<usize>>,
+    /// The version in force (option or input).
+    pub version: Option<Version>,
+    /// Message evidence per failure mode (computed once for all symptoms).
+    pub messages: &'a BTreeMap<String, (f64, Vec<Evidence>)>,
+    /// BM25 hits over failure modes, best first.
+    pub bm25: &'a [SearchHit],
+}
+
+/// A direct scorer.
+pub type Scorer = fn(&ScoringInput<'_>, &Entity) -> Vec<Evidence>;
+
+/// The direct scorers, by name, in the order their lines are shown.
+pub const DIRECT: [(&str, Scorer); 5] = [("message", message), ("alias", alias), ("context", context), ("version", version), ("relevance", relevance)];
+
+fn line(scorer: &str, about: &str, matched: &str, value: impl Into<String>, score: f64) -> Evidence {
+    Evidence { scorer: scorer.into(), symptom: about.into(), matched: matched.into(), value: value.into(), score, span: None }
+}
+
+/// `message`: the candidate's symptoms seen in the input.
+pub fn message(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
+    i.messages.get(&fm.id).map(|(_, evs)| evs.clone()).unwrap_or_default()
+}
+
+/// `alias`: a name people use for the candidate, verbatim in the input (weighed by length and
+/// by how many failure modes share the name; one-word names weigh less), else all its words
+/// close together. Nothing when one of the candidate's message templates matched: the machine
+/// text says more than the user's name for it.
+pub fn alias(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
+    if i.messages.get(&fm.id).is_some_and(|(_, evs)| evs.iter().any(|e| e.matched.ends_with("template"))) {
+        return Vec::new();
+    }
+    let mut best: Option<(f64, String)> = None;
+    if let Some(names) = i.m.aliases.get(&fm.id) {
+        for a in names {
+            if !i.normalized.contains(a.as_str()) {
+                continue;
+            }
+            let df = i.m.alias_df.get(a).copied().unwrap_or(1).max(1) as f64;
+            let one_word = !a.contains(' ');
+            let mut s = 1.2 * (0.5 + 0.5 * (a.len() as f64 / 25.0).min(1.0)) / df.sqrt();
+            if one_word {
+                s *= 0.6;
+            }
+            if best.as_ref().is_none_or(|(b, _)| s > *b) {
+                best = Some((s, a.clone()));
+            }
+        }
+    }
+    if let Some((s, a)) = best {
+        return vec![line("alias", &fm.id, "alias", a, s)];
+    }
+    // In other words: every word of an alias (stemmed) within a few words of each other.
+    let Some(aliases) = i.m.alias_tokens.get(&fm.id) else { return Vec::new() };
+    let mut best: Option<(f64, &str)> = None;
+    for (alias, toks) in aliases {
+        let Some(first) = i.m_positions(toks[0].as_str()) else { continue };
+        let window = 3 * toks.len() + 2;
+        let found = first.iter().any(|&p| {
+            toks[1..].iter().all(|t| i.m_positions(t.as_str()).is_some_and(|ps| ps.iter().any(|&q| q + window >= p && q <= p + window)))
+        });
+        if found {
+            let s = 0.25 * (toks.len() as f64 / 4.0).min(1.0);
+            if best.is_none_or(|(b, _)| s > b) {
+                best = Some((s, alias.as_str()));
+            }
+        }
+    }
+    best.map(|(s, a)| vec![line("alias", &fm.id, "alias-words", a, s)]).unwrap_or_default()
+}
+
+impl ScoringInput<'_> {
+    /// Positions of an analyzer token in the input.
+    fn m_positions(&self, token: &str) -> Option<&Vec<usize>> {
+        self.positions.get(token)
+    }
+}
+
+/// Score of one matched cue before its weight, by kind.
+fn cue_base(kind: &CueKind) -> f64 {
+    match kind {
+        CueKind::Setting { value: Some(_), .. } => 1.4,
+        CueKind::Setting { value: None, .. } => 0.5,
+        CueKind::Phrase { .. } | CueKind::History { .. } | CueKind::Timing { .. } => 1.0,
+        CueKind::ExitCode { .. } => 0.9,
+        CueKind::Port { .. } => 0.7,
+        CueKind::Platform { .. } => 0.6,
+    }
+}
+
+/// `context`: the candidate's context cues found in the input. A phrase the input negates
+/// ("the secret does not exist" for "secret exists") does not count; a one-word phrase counts
+/// half; a setting the input gives another value (`imagePullPolicy: Always` for a cue on
+/// `IfNotPresent`) counts against the candidate (`setting-contradicted`).
+pub fn context(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
+    let Some(d) = fm.failure_mode() else { return Vec::new() };
+    let mut out = Vec::new();
+    for cue in &d.context {
+        let base = cue_base(&cue.kind) * cue.weight;
+        let (matched, value, score) = match &cue.kind {
+            CueKind::Phrase { text } | CueKind::History { text } => match i.cx.phrase(text) {
+                Some(p) if !p.negated => {
+                    let kind = if matches!(cue.kind, CueKind::History { .. }) { "history" } else { "phrase" };
+                    (kind, text.clone(), if p.words <= 1 { base * 0.5 } else { base })
+                }
+                _ => continue,
+            },
+            CueKind::Setting { field, value } => match i.cx.setting(field, value.as_deref()) {
+                Some(true) => ("setting", cue.describe().trim_start_matches("setting ").to_string(), base),
+                Some(false) => {
+                    out.push(line("setting-contradicted", &fm.id, "setting", format!("{field} is not {}", value.as_deref().unwrap_or("")), -0.6 * cue.weight));
+                    continue;
+                }
+                None => continue,
+            },
+            CueKind::Platform { text } => {
+                if i.cx.platforms.contains(text.as_str()) {
+                    ("platform", text.clone(), base)
+                } else {
+                    continue;
+                }
+            }
+            CueKind::Timing { seconds } => match i.cx.duration_near(*seconds) {
+                Some(d) => ("timing", format!("{d}s"), base),
+                None => continue,
+            },
+            CueKind::ExitCode { code } => {
+                if i.cx.exit_codes.contains(code) || i.sig.exit_codes.contains(code) {
+                    ("exit-code", code.to_string(), base)
+                } else {
+                    continue;
+                }
+            }
+            CueKind::Port { code } => {
+                if i.cx.ports.contains(code) {
+                    ("port", code.to_string(), base)
+                } else {
+                    continue;
+                }
+            }
+        };
+        out.push(line("context", &fm.id, matched, value, score));
+    }
+    out
+}
+
+/// `version`: the input's version lies in the candidate's bounded range (a behaviour of some
+/// releases only). Unbounded candidates get nothing; out-of-range ones are left out later.
+pub fn version(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
+    let Some(v) = i.version else { return Vec::new() };
+    if (fm.applies.since.is_none() && fm.applies.until.is_none()) || !fm.applies.contains(v) {
+        return Vec::new();
+    }
+    // Only a candidate something else in the input already points to: a version alone picks nothing.
+    if !i.messages.contains_key(&fm.id) && fm.failure_mode().is_none_or(|d| d.context.is_empty()) {
+        return Vec::new();
+    }
+    vec![line("version", &fm.id, "version", format!("{v} in {}", fm.applies.describe()), 0.3)]
+}
+
+/// `relevance`: BM25 text relevance over titles, aliases, symptom texts and bodies,
+/// normalised to the best hit (at most 0.8).
+pub fn relevance(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
+    let max = i.bm25.first().map(|h| h.score).unwrap_or(0.0);
+    if max <= 0.0 {
+        return Vec::new();
+    }
+    i.bm25
+        .iter()
+        .find(|h| h.id == fm.id)
+        .map(|h| vec![line("relevance", &fm.id, "bm25", format!("{:.2}", h.score / max), 0.8 * f64::from(h.score / max))])
+        .unwrap_or_default()
+}
+
+/// Share of a hub's evidence its first cause inherits; later causes a little less each
+/// (`HUB_ORDER_STEP` per place, at most five places), so the hub's order is the order of
+/// causes when nothing else separates them.
+const HUB_SHARE: f64 = 0.8;
+const HUB_ORDER_STEP: f64 = 0.03;
+
+/// Propagation over the graph, from the direct scores: `hub` lines for the causes of a matched
+/// hub, `upstream` lines for the upstream causes (one hop 0.3, two hops 0.1 of the effect's
+/// score) of any other matched failure mode, capped so that such a cause stays below 90 % of
+/// the effect unless its own evidence puts it higher. Relevance alone does not propagate.
+pub fn propagate(kb: &KnowledgeBase, m: &Matcher, direct: &BTreeMap<String, f64>, lines: &BTreeMap<String, Vec<Evidence>>) -> BTreeMap<String, Vec<Evidence>> {
+    let strength = |fm: &str| -> f64 {
+        lines.get(fm).map(|evs| evs.iter().filter(|e| e.scorer != "relevance").map(|e| e.score).sum::<f64>()).unwrap_or(0.0).max(0.0)
+    };
+    let mut out: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
+    // Hubs.
+    let mut best_hub: BTreeMap<String, (f64, String)> = BTreeMap::new();
+    for (hub, causes) in &m.hub_causes {
+        let hs = strength(hub);
+        if hs <= 0.0 {
+            continue;
+        }
+        for (n, c) in causes.iter().enumerate() {
+            let inherited = HUB_SHARE * hs * (1.0 - HUB_ORDER_STEP * n.min(5) as f64);
+            if best_hub.get(c).is_none_or(|(b, _)| inherited > *b) {
+                best_hub.insert(c.clone(), (inherited, hub.clone()));
+            }
+        }
+    }
+    for (c, (score, hub)) in best_hub {
+        let title = kb.get(&hub).map(|e| e.title.clone()).unwrap_or_default();
+        out.entry(c).or_default().push(line("hub", &hub, "hub", title, score));
+    }
+    // Other causedBy chains.
+    let mut up: BTreeMap<String, (f64, f64, String)> = BTreeMap::new(); // cause -> (raise, cap, from)
+    for (fm, _) in direct.iter() {
+        let s = strength(fm);
+        if s <= 0.0 {
+            continue;
+        }
+        let hub_of: BTreeSet<&String> = m.hub_causes.get(fm).map(|v| v.iter().collect()).unwrap_or_default();
+        let mut frontier: BTreeSet<String> = m.causes.get(fm).cloned().unwrap_or_default();
+        for (hop, factor) in [(1, 0.3), (2, 0.1)] {
+            if hop == 2 {
+                frontier = frontier.iter().flat_map(|c| m.causes.get(c).cloned().unwrap_or_default()).collect();
+            }
+            for c in &frontier {
+                if c == fm || (hop == 1 && hub_of.contains(c)) {
+                    continue;
+                }
+                let raise = factor * s;
+                if up.get(c).is_none_or(|(r, _, _)| raise > *r) {
+                    up.insert(c.clone(), (raise, 0.9 * s, fm.clone()));
+                }
+            }
+        }
+    }
+    for (c, (raise, cap, from)) in up {
+        let own = direct.get(&c).copied().unwrap_or(0.0) + out.get(&c).map(|v| v.iter().map(|e| e.score).sum::<f64>()).unwrap_or(0.0);
+        let room = if own >= cap { 0.0 } else { (cap - own).min(raise) };
+        if room > 0.0 {
+            let title = kb.get(&from).map(|e| e.title.clone()).unwrap_or_default();
+            out.entry(c).or_default().push(line("upstream", &from, "caused-by", title, room));
+        }
+    }
+    out
+}
+
+/// `ruled-out`: the user said something the candidate's `ruled_out_by` lists (and did not
+/// negate it). Returns a line worth minus 70 % of the candidate's score so far.
+pub fn ruled_out(i: &ScoringInput<'_>, fm: &Entity, total: f64) -> Option<Evidence> {
+    let d = fm.failure_mode()?;
+    if total <= 0.0 {
+        return None;
+    }
+    let said = d.ruled_out_by.iter().find(|p| i.cx.phrase(p).is_some_and(|m| !m.negated && m.words >= 2))?;
+    Some(line("ruled-out", &fm.id, "ruled-out", said.clone(), -0.7 * total))
+}
+
+/// The hubs (symptom-level failure modes) with their causes in the hub's order.
+pub fn hub_causes(kb: &KnowledgeBase) -> BTreeMap<String, Vec<String>> {
+    kb.of_kind(crate::model::Kind::FailureMode)
+        .filter(|e| e.failure_mode().is_some_and(|d| d.level == Level::Symptom))
+        .map(|e| (e.id.clone(), crate::knowledge::causes_of_hub(kb, e)))
+        .collect()
+}
+
+/// How many failure modes carry each normalised alias (for weighing generic names down).
+pub fn alias_df(kb: &KnowledgeBase) -> HashMap<String, usize> {
+    let mut df: HashMap<String, usize> = HashMap::new();
+    for fm in kb.of_kind(crate::model::Kind::FailureMode) {
+        let set: BTreeSet<String> = fm.aliases.iter().map(|a| signals::normalize(a)).collect();
+        for a in set {
+            *df.entry(a).or_default() += 1;
+        }
+    }
+    df
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each scorer through one `check(input, expected_top)` helper over a small knowledge base
+    //! written for these tests: a hub with three causes, and an unrelated failure mode.
+    use crate::diagnose::{DiagnoseOptions, Diagnosis};
+    use crate::knowledge::SourceFile;
+    use crate::Engine;
+    use std::sync::OnceLock;
+
+    const COMMON: &str = "area = \"kubelet\"\ncomponents = [\"component/kubelet\"]\nloops = [\"loop/sync\"]\nreferences = [\"kubernetes/kubernetes:pkg/kubelet/kubelet.go\"]\n";
+
+    fn fm(slug: &str, extra: &str) -> SourceFile {
+        SourceFile {
+            path: format!("failure-modes/kubelet/{slug}.md"),
+            text: format!("+++\nid = \"failure-mode/{slug}\"\ntitle = \"{slug} title\"\n{COMMON}{extra}\n[[fix]]\naction = \"fix {slug}\"\nrisk = \"low\"\n+++\nBody of {slug}.\n"),
+        }
+    }
+
+    fn engine() -> &'static Engine {
+        static E: OnceLock<Engine> = OnceLock::new();
+        E.get_or_init(|| {
+            let files = vec![
+                SourceFile { path: "components/kubelet.md".into(), text: "+++\nid = \"component/kubelet\"\ntitle = \"kubelet\"\n+++\nThe node agent.\n".into() },
+                SourceFile { path: "loops/sync.md".into(), text: "+++\nid = \"loop/sync\"\ntitle = \"sync loop\"\npart_of = \"component/kubelet\"\n+++\nSyncs pods.\n".into() },
+                fm(
+                    "restart-hub",
+                    "level = \"symptom\"\ncaused_by = [\"failure-mode/app-error\", \"failure-mode/run-to-completion\", \"failure-mode/stale-image\"]\naliases = [\"pod keeps restarting\"]\n[[symptom]]\nsignal = \"event\"\nreason = \"BackOff\"\ntext = \"Back-off restarting failed container {name} in pod {pod}\"\nsource = \"kubernetes/kubernetes:pkg/kubelet/kuberuntime/kuberuntime_manager.go\"\n[[check]]\ntitle = \"Read the last state\"\ncommand = \"kubectl describe pod POD -n NS\"\nlook_for = \"Last State\"\n",
+                ),
+                fm(
+                    "app-error",
+                    "[[context]]\ncue = \"phrase\"\ntext = \"missing environment variable\"\n[[context]]\ncue = \"exit-code\"\ncode = 1\nruled_out_by = [\"environment variables are all set\"]\n[[check]]\ntitle = \"Read the previous logs\"\ncommand = \"kubectl logs POD -n NS --previous\"\nlook_for = \"the application's error\"\nrules_out = \"a clean exit\"\n",
+                ),
+                fm(
+                    "run-to-completion",
+                    "[[context]]\ncue = \"phrase\"\ntext = \"migration script\"\n[[context]]\ncue = \"exit-code\"\ncode = 0\n[[check]]\ntitle = \"See the exit code\"\ncommand = \"kubectl get pod POD -n NS -o jsonpath='{.status.containerStatuses[*].lastState}'\"\nlook_for = \"exitCode 0, reason Completed\"\nrules_out = \"a non-zero exit code\"\n",
+                ),
+                fm(
+                    "stale-image",
+                    "[[context]]\ncue = \"setting\"\nfield = \"imagePullPolicy\"\nvalue = \"IfNotPresent\"\n[[context]]\ncue = \"timing\"\nseconds = 600\n[[check]]\ntitle = \"Compare image digests\"\ncommand = \"kubectl get pod POD -n NS -o jsonpath='{.status.containerStatuses[*].imageID}'\"\nlook_for = \"different digests on different nodes\"\nrules_out = \"one digest everywhere\"\n",
+                ),
+                fm(
+                    "pending-thing",
+                    "[[symptom]]\nsignal = \"status-reason\"\nreason = \"Pending\"\n[[check]]\ntitle = \"Describe it\"\nlook_for = \"events\"\n",
+                ),
+            ];
+            match Engine::from_sources(files) {
+                Ok((e, _)) => e,
+                Err(err) => panic!("test knowledge is invalid: {err:?}"),
+            }
+        })
+    }
+
+    const SURFACE: &str = "Warning  BackOff  3m  kubelet  Back-off restarting failed container app in pod web-0_prod(1234)";
+
+    fn diagnose(input: &str, top: usize) -> Diagnosis {
+        engine().diagnose(input, DiagnoseOptions { k8s_version: None, top }).expect("diagnosis")
+    }
+
+    /// Diagnoses `input` and asserts the first candidate is `failure-mode/<expected_top>`.
+    fn check(input: &str, expected_top: &str) -> Diagnosis {
+        let d = diagnose(input, 10);
+        let ids: Vec<(&str, f64)> = d.candidates.iter().map(|c| (c.id.as_str(), c.confidence)).collect();
+        assert_eq!(d.candidates.first().map(|c| c.id.as_str()), Some(format!("failure-mode/{expected_top}").as_str()), "for {input:?}: {ids:?}");
+        d
+    }
+
+    #[test]
+    fn surface_error_alone_answers_the_hub_with_its_causes_in_order() {
+        let d = check(SURFACE, "restart-hub");
+        let hub = &d.candidates[0];
+        assert_eq!(hub.level, "symptom");
+        let causes: Vec<&str> = hub.causes.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(causes, ["failure-mode/app-error", "failure-mode/run-to-completion", "failure-mode/stale-image"]);
+        assert!(hub.causes.iter().all(|c| !c.separated && c.check.is_some()));
+        assert!(d.notices.iter().any(|n| n.contains("nothing in the input separates")), "{:?}", d.notices);
+        // The causes follow the hub, reached through it.
+        assert_eq!(d.candidates[1].id, "failure-mode/app-error");
+        assert_eq!(d.candidates[1].hub.as_deref(), Some("failure-mode/restart-hub"));
+        assert!(d.candidates[1].confidence < hub.confidence);
+    }
+
+    #[test]
+    fn a_phrase_in_prose_picks_the_cause_after_a_message_matched() {
+        let d = check(&format!("{SURFACE}\nThe container only runs our database migration script."), "run-to-completion");
+        let c = &d.candidates[0];
+        assert_eq!(c.level, "cause");
+        assert!(c.evidence.iter().any(|e| e.scorer == "context" && e.matched == "phrase"), "{:?}", c.evidence);
+        assert!(c.evidence.iter().any(|e| e.scorer == "hub"));
+        assert_eq!(c.chain.first().map(|s| s.relation.as_str()), Some("observed"));
+    }
+
+    #[test]
+    fn an_exit_code_is_a_context_signal() {
+        check(&format!("{SURFACE}\n    Last State:     Terminated\n      Reason:       Completed\n      Exit Code:    0\n"), "run-to-completion");
+        check(&format!("{SURFACE}\nit exited with code 1"), "app-error");
+    }
+
+    #[test]
+    fn a_stated_setting_picks_the_cause_and_another_value_counts_against_it() {
+        check(&format!("{SURFACE}\nspec:\n  containers:\n  - image: app:latest\n    imagePullPolicy: IfNotPresent\n"), "stale-image");
+        let d = diagnose(&format!("{SURFACE}\n    imagePullPolicy: Always\n"), 10);
+        let stale = d.candidates.iter().find(|c| c.id == "failure-mode/stale-image").expect("listed");
+        assert!(stale.evidence.iter().any(|e| e.scorer == "setting-contradicted"));
+        assert_eq!(stale.rank, 4, "{:?}", d.candidates.iter().map(|c| &c.id).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_timing_is_a_signal() {
+        check(&format!("{SURFACE}\nit starts happening every 10 minutes"), "stale-image");
+    }
+
+    #[test]
+    fn what_the_user_ruled_out_lowers_it() {
+        let d = diagnose(&format!("{SURFACE}\nI checked and the environment variables are all set."), 10);
+        let ids: Vec<&str> = d.candidates.iter().map(|c| c.id.as_str()).collect();
+        let app = ids.iter().position(|i| *i == "failure-mode/app-error").expect("listed");
+        assert!(app >= 3, "app-error should fall behind its siblings: {ids:?}");
+        let e = &d.candidates[app].evidence;
+        assert!(e.iter().any(|x| x.scorer == "ruled-out" && x.score < 0.0));
+        // Negated, it rules nothing out.
+        let d = diagnose(&format!("{SURFACE}\nthe environment variables are not all set"), 10);
+        assert_eq!(d.candidates[1].id, "failure-mode/app-error");
+    }
+
+    #[test]
+    fn confidence_does_not_change_with_top_and_ranks_follow_it() {
+        for input in [SURFACE.to_string(), format!("{SURFACE}\nmigration script")] {
+            let one = diagnose(&input, 1);
+            let ten = diagnose(&input, 10);
+            assert_eq!(one.candidates[0].confidence, ten.candidates[0].confidence);
+            assert!(ten.candidates.windows(2).all(|w| w[0].confidence >= w[1].confidence));
+        }
+    }
+
+    #[test]
+    fn a_bare_status_word_is_weak_evidence() {
+        let d = diagnose("Pending", 5);
+        let c = d.candidates.iter().find(|c| c.id == "failure-mode/pending-thing").expect("listed");
+        let status = c.evidence.iter().find(|e| e.matched == "status-reason").expect("status evidence");
+        assert!(status.score <= 0.5, "a bare status word weighs a quarter of a specific one: {}", status.score);
+    }
+
+    #[test]
+    fn names_in_the_input_fill_check_commands() {
+        let d = check(&format!("Name:         web-0\nNamespace:    prod\n{SURFACE}\nmigration script"), "run-to-completion");
+        let cmd = d.candidates[0].checks[0].command.as_deref().unwrap_or("");
+        assert!(cmd.contains("pod web-0 -n prod"), "{cmd}");
+        assert_eq!(d.names.pod.as_deref(), Some("web-0"));
+    }
+
+    #[test]
+    fn exit_codes_are_not_http_codes() {
+        let d = diagnose("Last State: Terminated\n  Reason: Error\n  Exit Code: 137\n", 3);
+        assert!(d.signals.http_codes.is_empty(), "{:?}", d.signals.http_codes);
+        assert!(d.signals.exit_codes.contains(&137));
+    }
+}
