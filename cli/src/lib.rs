@@ -103,6 +103,9 @@ pub enum Command {
         /// Output format.
         #[arg(long, short, value_enum, default_value_t = Output::Text)]
         output: Output,
+        /// Text output: every check, fix, reference and piece of evidence of every candidate.
+        #[arg(long, short)]
+        verbose: bool,
     },
     /// Show one entity (by id, name, alias or words) with its relations both ways.
     Explain {
@@ -452,7 +455,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
     let builtin = !cli.no_builtin;
     let base_url = cli.base_url.clone();
     match cli.command {
-        Command::Why { text, k8s_version, top, output } => {
+        Command::Why { text, k8s_version, top, output, verbose } => {
             let input = read_text(&text, io.stdin)?;
             let engine = engine(kdir.as_deref(), builtin)?;
             let d = engine
@@ -461,7 +464,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             let text = match output {
                 Output::Json => linked_json(&d, base_url.as_deref())?,
                 Output::Markdown => render::diagnosis_markdown(&d),
-                Output::Text => render::diagnosis_text(&d),
+                Output::Text => render::diagnosis_text(&d, verbose),
             };
             write_out(io, &text, color && output == Output::Text)?;
             Ok(EXIT_OK)

@@ -77,12 +77,44 @@ fn chain_line(c: &Candidate) -> String {
     line
 }
 
-/// Renders a diagnosis for a terminal.
-pub(crate) fn diagnosis_text(d: &Diagnosis) -> String {
+/// `text` cut at a word boundary to at most `max` characters, with `…` when cut.
+fn short(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    let at = cut.rfind(' ').filter(|&i| i > max / 2).unwrap_or(cut.len());
+    format!("{}…", &cut[..at])
+}
+
+/// One evidence line in words: `message "…"`, `context setting imagePullPolicy: IfNotPresent`,
+/// `via hub <title>`, `ruled out by you: "…"`.
+fn evidence_words(e: &kubewhy_engine::diagnose::Evidence) -> String {
+    let value: String = if e.value.chars().count() > 80 { e.value.chars().take(77).collect::<String>() + "..." } else { e.value.clone() };
+    match e.scorer.as_str() {
+        "message" => format!("{} `{value}`", e.matched),
+        "context" => format!("you said ({}) `{value}`", e.matched),
+        "alias" => format!("named as `{value}`"),
+        "hub" => format!("a cause of the matched `{}`", e.symptom.trim_start_matches("failure-mode/")),
+        "upstream" => format!("can cause the matched `{}`", e.symptom.trim_start_matches("failure-mode/")),
+        "version" => format!("version {value}"),
+        "ruled-out" => format!("ruled out by you: `{value}`"),
+        "setting-contradicted" => format!("against it: {value}"),
+        "relevance" => format!("text relevance {value}"),
+        other => format!("{other} {value}"),
+    }
+}
+
+/// Renders a diagnosis for a terminal: short by default (the first candidate with its reasons,
+/// mechanism, one check and one fix; a hub with its likely causes and the check that tells each
+/// apart; one line each for the rest), everything with `verbose`.
+pub(crate) fn diagnosis_text(d: &Diagnosis, verbose: bool) -> String {
     let mut o = String::new();
     let version = d.k8s_version.as_deref().map(|v| format!("Kubernetes {v}")).unwrap_or_else(|| "any Kubernetes version".into());
     let _ = writeln!(o, "{} {}  ({version}; input style: {})", bold("kubewhy why"), dim(&format!("{} bytes", d.input_bytes)), d.signals.input_style);
-    let _ = writeln!(o, "{} {}", bold("Signals:"), signals_line(d));
+    if verbose {
+        let _ = writeln!(o, "{} {}", bold("Signals:"), signals_line(d));
+    }
     for n in &d.notices {
         let _ = writeln!(o, "{} {n}", color(AnsiColor::Yellow, "note:"));
     }
@@ -90,8 +122,13 @@ pub(crate) fn diagnosis_text(d: &Diagnosis) -> String {
         let _ = writeln!(o, "\nNo failure mode in the graph matches this input.");
         return o;
     }
+    // A hub first lists its causes itself: the same causes are not repeated below it.
+    let hub_first = d.candidates.first().filter(|c| !c.causes.is_empty()).map(|c| c.id.clone());
     for c in &d.candidates {
-        let full = c.rank <= 3;
+        if !verbose && c.rank > 1 && hub_first.is_some() && c.hub == hub_first {
+            continue;
+        }
+        let full = verbose || c.rank == 1;
         let _ = writeln!(
             o,
             "\n{} {}  {}  {}",
@@ -100,53 +137,75 @@ pub(crate) fn diagnosis_text(d: &Diagnosis) -> String {
             color(confidence_color(c.confidence), &format!("confidence {:.2}", c.confidence)),
             dim(&c.id)
         );
-        let comp = c.component.as_ref().map(|x| x.title.as_str()).unwrap_or("-");
-        let lp = c.loop_.as_ref().map(|x| x.title.as_str()).unwrap_or("-");
-        let _ = writeln!(o, "   area {} · loop {} · component {} · applies {}", c.area, lp, comp, c.applies.description);
-        let _ = writeln!(o, "   {} {}", dim("mechanism:"), chain_line(c));
-        if let Some(ev) = c.evidence.first() {
-            let _ = writeln!(o, "   {} {} `{}`", dim("evidence:"), ev.matched, ev.value);
+        let why: Vec<String> = c.evidence.iter().filter(|e| e.scorer != "relevance" || c.evidence.len() == 1).take(if full { 3 } else { 1 }).map(evidence_words).collect();
+        if !why.is_empty() {
+            let _ = writeln!(o, "   {} {}", dim("why:"), why.join("; "));
         }
         if !full {
             continue;
         }
-        if !c.summary.is_empty() {
+        if verbose {
+            let comp = c.component.as_ref().map(|x| x.title.as_str()).unwrap_or("-");
+            let lp = c.loop_.as_ref().map(|x| x.title.as_str()).unwrap_or("-");
+            let _ = writeln!(o, "   area {} · {} · loop {} · component {} · applies {}", c.area, c.level, lp, comp, c.applies.description);
+        }
+        let _ = writeln!(o, "   {} {}", dim("mechanism:"), chain_line(c));
+        if verbose && !c.summary.is_empty() {
             let _ = writeln!(o, "   {}", c.summary);
         }
-        if !c.checks.is_empty() {
-            let _ = writeln!(o, "   {}", bold("Checks:"));
-            for k in &c.checks {
-                let tag = if k.distinguishes.is_empty() { String::new() } else { color(AnsiColor::Cyan, " [tells apart]") };
-                match &k.command {
-                    Some(cmd) => {
-                        let _ = writeln!(o, "     • {}{tag}\n       $ {}\n       look for: {}", k.title, color(AnsiColor::Cyan, cmd), k.look_for);
-                    }
-                    None => {
-                        let _ = writeln!(o, "     • {}{tag}\n       look for: {}", k.title, k.look_for);
+        if !c.causes.is_empty() {
+            let shown = if verbose { c.causes.len() } else { c.causes.len().min(4) };
+            let _ = writeln!(o, "   {}", bold("Likely causes, and the check that tells each apart:"));
+            for (n, k) in c.causes.iter().take(shown).enumerate() {
+                let _ = writeln!(o, "     {}. {}  {}", n + 1, k.title, dim(&k.id));
+                if let Some(ch) = &k.check {
+                    match &ch.command {
+                        Some(cmd) => {
+                            let _ = writeln!(o, "        $ {}", color(AnsiColor::Cyan, &short(cmd, if verbose { usize::MAX } else { 110 })));
+                            let _ = writeln!(o, "          {}", dim(&format!("look for: {}", short(&ch.look_for, if verbose { usize::MAX } else { 110 }))));
+                        }
+                        None => {
+                            let _ = writeln!(o, "        {}", dim(&format!("look for: {}", short(&ch.look_for, if verbose { usize::MAX } else { 110 }))));
+                        }
                     }
                 }
             }
-        }
-        if !c.fixes.is_empty() {
-            let _ = writeln!(o, "   {}", bold("Fixes:"));
-            for f in &c.fixes {
-                let _ = writeln!(o, "     • {} (risk {})", f.action, f.risk);
-                if let Some(cmd) = &f.command {
-                    let _ = writeln!(o, "       $ {}", color(AnsiColor::Cyan, cmd));
-                }
+            if shown < c.causes.len() {
+                let _ = writeln!(o, "     … {} more (--verbose)", c.causes.len() - shown);
             }
         }
-        if !c.references.is_empty() {
+        let checks: Vec<&kubewhy_engine::diagnose::CheckOut> = if verbose { c.checks.iter().collect() } else { c.checks.iter().take(if c.causes.is_empty() { 1 } else { 0 }).collect() };
+        for k in checks {
+            let tag = if k.distinguishes.is_empty() { String::new() } else { color(AnsiColor::Cyan, " [tells apart]") };
+            let _ = writeln!(o, "   {} {}{tag}", bold("check:"), k.title);
+            if let Some(cmd) = &k.command {
+                let _ = writeln!(o, "     $ {}", color(AnsiColor::Cyan, cmd));
+            }
+            let _ = writeln!(o, "     look for: {}", k.look_for);
+            if let Some(r) = &k.rules_out {
+                let _ = writeln!(o, "     rules it out: {r}");
+            }
+        }
+        for f in c.fixes.iter().take(if verbose { usize::MAX } else { 1 }) {
+            let _ = writeln!(o, "   {} {} (risk {})", bold("fix:"), f.action, f.risk);
+            if let Some(cmd) = &f.command {
+                let _ = writeln!(o, "     $ {}", color(AnsiColor::Cyan, cmd));
+            }
+        }
+        if verbose && !c.references.is_empty() {
             let refs: Vec<&str> = c.references.iter().take(4).map(String::as_str).collect();
             let _ = writeln!(o, "   {} {}", dim("references:"), refs.join(", "));
         }
     }
-    if !d.distinguishing_checks.is_empty() {
+    if verbose && !d.distinguishing_checks.is_empty() {
         let _ = writeln!(o, "\n{}", bold("To tell the top candidates apart:"));
         for k in &d.distinguishing_checks {
             let cmd = k.command.as_deref().map(|c| format!(" — $ {c}")).unwrap_or_default();
             let _ = writeln!(o, "  • {}{cmd}\n    confirms {} if: {}", k.title, k.confirms, k.look_for);
         }
+    }
+    if !verbose {
+        let _ = writeln!(o, "\n{}", dim("--verbose or -o markdown for every check, fix and reference"));
     }
     o
 }
@@ -167,14 +226,29 @@ pub(crate) fn diagnosis_markdown(d: &Diagnosis) -> String {
         let _ = writeln!(o, "\n## {}. {} (confidence {:.2})\n", c.rank, c.title, c.confidence);
         let _ = writeln!(o, "`{}` · area {} · applies {}\n", c.id, c.area, c.applies.description);
         let _ = writeln!(o, "**Mechanism:** {}\n", chain_line(c));
+        if !c.evidence.is_empty() {
+            let _ = writeln!(o, "**Why:** {}\n", c.evidence.iter().map(evidence_words).collect::<Vec<_>>().join("; "));
+        }
         if !c.summary.is_empty() {
             let _ = writeln!(o, "{}\n", c.summary);
+        }
+        if !c.causes.is_empty() {
+            let _ = writeln!(o, "**Likely causes, and the check that tells each apart**\n");
+            for (n, k) in c.causes.iter().enumerate() {
+                let check = k.check.as_ref().map(|ch| match &ch.command {
+                    Some(cmd) => format!(": `{cmd}` — look for: {}", ch.look_for),
+                    None => format!(": look for: {}", ch.look_for),
+                }).unwrap_or_default();
+                let _ = writeln!(o, "{}. {} (`{}`){check}", n + 1, k.title, k.id);
+            }
+            o.push('\n');
         }
         if !c.checks.is_empty() {
             let _ = writeln!(o, "**Checks**\n");
             for k in &c.checks {
                 let cmd = k.command.as_deref().map(|c| format!(": `{c}`")).unwrap_or_default();
-                let _ = writeln!(o, "- {}{cmd} — look for: {}", k.title, k.look_for);
+                let rules = k.rules_out.as_deref().map(|r| format!("; rules it out: {r}")).unwrap_or_default();
+                let _ = writeln!(o, "- {}{cmd} — look for: {}{rules}", k.title, k.look_for);
             }
             o.push('\n');
         }

@@ -54,11 +54,25 @@ pub fn phrase_words(text: &str) -> Vec<String> {
 }
 
 /// A field, flag or key in its canonical spelling: lowercase, without `-`, `_` and a leading
-/// `--`, and for a dotted path only its last segment (`spec.imagePullPolicy` → `imagepullpolicy`).
+/// `--` (`--image-pull-policy` and `imagePullPolicy` → `imagepullpolicy`).
 pub fn canonical_field(field: &str) -> String {
     let f = field.trim().trim_start_matches('-');
-    let last = if f.contains('.') && !f.contains('/') { f.rsplit('.').next().unwrap_or(f) } else { f };
-    last.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect()
+    f.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect()
+}
+
+/// The spellings a setting cue's field is looked up by: the whole field, and for a dotted path
+/// (`securityContext.readOnlyRootFilesystem`) also its last segment when that is specific
+/// enough (ten characters or more: `readOnlyRootFilesystem` yes, `available` of
+/// `nodefs.available` no).
+fn field_spellings(field: &str) -> Vec<String> {
+    let mut out = vec![canonical_field(field)];
+    let f = field.trim().trim_start_matches('-');
+    if f.contains('.') && !f.contains('/') {
+        if let Some(last) = f.rsplit('.').next().filter(|l| l.len() >= 10) {
+            out.push(canonical_field(last));
+        }
+    }
+    out
 }
 
 /// A value in its canonical spelling: lowercase, quotes off.
@@ -289,12 +303,15 @@ impl InputContext {
     /// `Some(false)` when it gives it another value in a `key: value` / `key=value` form, `None`
     /// when it does not name it.
     pub fn setting(&self, field: &str, value: Option<&str>) -> Option<bool> {
-        let positions = self.canon.get(&canonical_field(field))?;
+        let positions: Vec<usize> = field_spellings(field).iter().filter_map(|f| self.canon.get(f)).flatten().copied().collect();
+        if positions.is_empty() {
+            return None;
+        }
         let Some(value) = value else { return Some(true) };
         let want = canonical_value(value);
         let want_canon = canonical_field(value);
         let mut contradicted = false;
-        for &p in positions {
+        for p in positions {
             let next: Vec<&Word> = self.words.iter().skip(p + 1).take(3).collect();
             if next.iter().any(|w| w.canon == want_canon || w.stem == want) {
                 return Some(true);

@@ -336,6 +336,8 @@ pub struct Matcher {
     pub(crate) alias_df: HashMap<String, usize>,
     /// hub → its causes, most common first.
     pub(crate) hub_causes: BTreeMap<String, Vec<String>>,
+    /// Every failure mode that is a cause of some hub.
+    pub(crate) cause_of_hub: BTreeSet<String>,
     /// hub → its own checks (a cause's check that the hub also has does not tell causes apart).
     pub(crate) hub_checks: BTreeMap<String, BTreeSet<String>>,
 }
@@ -423,6 +425,7 @@ impl Matcher {
             aliases,
             alias_tokens,
             alias_df: crate::scorers::alias_df(kb),
+            cause_of_hub: hub_causes.values().flatten().cloned().collect(),
             hub_checks: hub_causes.keys().filter_map(|h| kb.get(h)).map(|h| (h.id.clone(), h.failure_mode().map(|d| d.checks.iter().cloned().collect()).unwrap_or_default())).collect(),
             hub_causes: hub_causes.clone(),
         }
@@ -638,6 +641,29 @@ pub fn diagnose(
             lines.insert(fm.id.clone(), evs);
         }
     }
+    // What a hub's messages matched belongs to the hub: a cause's own copy of the same text,
+    // reason or code (a shorter variant of the hub's message) does not tell it from its siblings.
+    for (hub, causes) in &m.hub_causes {
+        let Some(hub_evs) = lines.get(hub) else { continue };
+        let spans: Vec<(usize, usize)> = hub_evs.iter().filter(|e| e.scorer == "message").filter_map(|e| e.span).collect();
+        let values: BTreeSet<(String, String)> =
+            hub_evs.iter().filter(|e| e.scorer == "message" && e.span.is_none()).map(|e| (e.matched.clone(), e.value.clone())).collect();
+        if spans.is_empty() && values.is_empty() {
+            continue;
+        }
+        for c in causes {
+            if let Some(evs) = lines.get_mut(c) {
+                evs.retain(|e| {
+                    e.scorer != "message"
+                        || match e.span {
+                            Some((a, b)) => !spans.iter().any(|&(x, y)| a < y && x < b),
+                            None => !values.contains(&(e.matched.clone(), e.value.clone())),
+                        }
+                });
+            }
+        }
+    }
+    lines.retain(|_, evs| !evs.is_empty());
     // Propagation: a matched hub hands its evidence to its causes; other matched failure modes
     // raise their upstream causes a hop or two away.
     let direct_scores: BTreeMap<String, f64> = lines.iter().map(|(k, v)| (k.clone(), v.iter().map(|e| e.score).sum::<f64>())).collect();

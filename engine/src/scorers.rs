@@ -201,16 +201,19 @@ pub fn version(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
 }
 
 /// `relevance`: BM25 text relevance over titles, aliases, symptom texts and bodies,
-/// normalised to the best hit (at most 0.8).
+/// normalised to the best hit (at most 0.8; 0.2 for a cause of a hub).
 pub fn relevance(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
     let max = i.bm25.first().map(|h| h.score).unwrap_or(0.0);
     if max <= 0.0 {
         return Vec::new();
     }
+    // A cause of a hub shares most of its words with the hub and its siblings: text relevance
+    // alone must not pick one of them, so it counts a quarter for causes of hubs.
+    let factor = if i.m.cause_of_hub.contains(&fm.id) { 0.2 } else { 0.8 };
     i.bm25
         .iter()
         .find(|h| h.id == fm.id)
-        .map(|h| vec![line("relevance", &fm.id, "bm25", format!("{:.2}", h.score / max), 0.8 * f64::from(h.score / max))])
+        .map(|h| vec![line("relevance", &fm.id, "bm25", format!("{:.2}", h.score / max), factor * f64::from(h.score / max))])
         .unwrap_or_default()
 }
 
