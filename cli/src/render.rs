@@ -550,6 +550,13 @@ pub(crate) fn stats_text(s: &Stats) -> String {
     for (a, n) in &s.failure_modes_by_area {
         let _ = writeln!(o, "  {a:<14} {n:>5}");
     }
+    let _ = writeln!(
+        o,
+        "failure modes by level: {} hubs (symptom level), {} causes ({} of them causes of a hub)",
+        s.failure_modes_by_level.get("symptom").copied().unwrap_or(0),
+        s.failure_modes_by_level.get("cause").copied().unwrap_or(0),
+        s.causes_of_hubs
+    );
     let b = &s.breadth;
     let fm = s.by_kind.get("failure-mode").copied().unwrap_or(0).max(1);
     let _ = writeln!(o, "breadth:");

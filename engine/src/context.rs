@@ -238,8 +238,14 @@ impl InputContext {
         // Durations: "90s", "10 minutes", "2m30s", "every 10 minutes", "an hour".
         let dur = re(&DURATION_RE, r"(?i)\b(\d+(?:\.\d+)?)\s?(milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d)\b");
         let mut last_end: Option<(usize, f64)> = None;
+        // Durations in table rows (the Age column of `kubectl get`, the Events table of
+        // `kubectl describe`) say how old an object is, not how a mechanism is timed.
+        let tabular: Vec<(usize, usize)> = line_spans(&lower).filter(|&(a, b)| is_table_row(&lower[a..b])).collect();
         for c in dur.captures_iter(&lower).take(1000) {
             let (Some(whole), Ok(n)) = (c.get(0), c[1].parse::<f64>()) else { continue };
+            if tabular.iter().any(|&(a, b)| whole.start() >= a && whole.end() <= b) {
+                continue;
+            }
             let Some(unit) = unit_seconds(&c[2]) else { continue };
             let secs = n * unit;
             // "2m30s": parts written back to back add up.
@@ -336,11 +342,11 @@ impl InputContext {
         let first = content.first()?;
         let window = 2 * content.len() + 3;
         let starts = self.stems.get(first.as_str())?;
-        for &p in starts {
+        for &p in starts.iter().take(500) {
             let mut lo = p;
             let mut hi = p;
             let all = content[1..].iter().all(|w| {
-                self.stems.get(w.as_str()).and_then(|ps| ps.iter().copied().filter(|&q| q + window >= p && q <= p + window).min_by_key(|&q| q.abs_diff(p))).is_some_and(|q| {
+                self.stems.get(w.as_str()).and_then(|ps| nearest_within(ps, p, window)).is_some_and(|q| {
                     lo = lo.min(q);
                     hi = hi.max(q);
                     true
@@ -369,6 +375,17 @@ impl InputContext {
     }
 }
 
+/// The position in sorted `ps` nearest to `p` within `window` of it (binary search).
+pub(crate) fn nearest_within(ps: &[usize], p: usize, window: usize) -> Option<usize> {
+    let i = ps.partition_point(|&q| q < p);
+    let after = ps.get(i).copied().filter(|&q| q <= p + window);
+    let before = i.checked_sub(1).and_then(|j| ps.get(j)).copied().filter(|&q| q + window >= p);
+    match (before, after) {
+        (Some(b), Some(a)) => Some(if p - b <= a - p { b } else { a }),
+        (b, a) => b.or(a),
+    }
+}
+
 /// A phrase found in the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PhraseMatch {
@@ -376,6 +393,26 @@ pub struct PhraseMatch {
     pub words: usize,
     /// Whether the input turns it around ("does not exist").
     pub negated: bool,
+}
+
+/// Byte spans of the lines of `text`.
+fn line_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut start = 0;
+    text.split_inclusive('\n').map(move |l| {
+        let span = (start, start + l.len());
+        start += l.len();
+        span
+    })
+}
+
+/// Whether a line looks like a row of a table: three or more runs of two or more spaces (or a
+/// tab) between cells, or an Events row (`Normal` / `Warning` first).
+fn is_table_row(line: &str) -> bool {
+    let t = line.trim_start();
+    if t.starts_with("normal ") || t.starts_with("warning ") {
+        return true;
+    }
+    t.trim_end().matches("  ").count() >= 3 || t.matches('\t').count() >= 2
 }
 
 fn contains_words(hay: &str, needle: &str) -> bool {

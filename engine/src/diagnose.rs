@@ -336,8 +336,6 @@ pub struct Matcher {
     pub(crate) alias_df: HashMap<String, usize>,
     /// hub → its causes, most common first.
     pub(crate) hub_causes: BTreeMap<String, Vec<String>>,
-    /// Every failure mode that is a cause of some hub.
-    pub(crate) cause_of_hub: BTreeSet<String>,
     /// hub → its own checks (a cause's check that the hub also has does not tell causes apart).
     pub(crate) hub_checks: BTreeMap<String, BTreeSet<String>>,
 }
@@ -425,7 +423,6 @@ impl Matcher {
             aliases,
             alias_tokens,
             alias_df: crate::scorers::alias_df(kb),
-            cause_of_hub: hub_causes.values().flatten().cloned().collect(),
             hub_checks: hub_causes.keys().filter_map(|h| kb.get(h)).map(|h| (h.id.clone(), h.failure_mode().map(|d| d.checks.iter().cloned().collect()).unwrap_or_default())).collect(),
             hub_causes: hub_causes.clone(),
         }
@@ -671,6 +668,7 @@ pub fn diagnose(
     for (fm, evs) in propagated {
         lines.entry(fm).or_default().extend(evs);
     }
+    scorers::discount_unsupported_context(&mut lines);
     // Ruled out by the user: the last word, after everything else is summed.
     let mut scores: BTreeMap<String, f64> = BTreeMap::new();
     for (fm, evs) in lines.iter_mut() {
@@ -717,18 +715,20 @@ pub fn diagnose(
         });
     }
 
-    // Confidence is a property of each candidate's evidence, computed over the whole ranking
-    // (never over the shown part), and the ranking is in confidence order.
+    // Ranked by score. Confidence is a property of each candidate's evidence, computed over the
+    // whole ranking (never over the shown part, so `top` does not change it), and never above
+    // the confidence of a candidate ranked higher.
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let field_total: f64 = ranked.iter().take(CONFIDENCE_FIELD).map(|(_, s)| s).sum::<f64>().max(1e-9);
-    let mut rated: Vec<(String, f64, f64)> = ranked
-        .iter()
-        .map(|(fm, s)| {
-            let evs = lines.get(fm).map(Vec::as_slice).unwrap_or(&[]);
-            (fm.clone(), *s, confidence(*s, field_total, evs))
-        })
-        .collect();
-    rated.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| b.1.total_cmp(&a.1)).then_with(|| a.0.cmp(&b.0)));
+    let mut rated: Vec<(String, f64, f64)> = Vec::with_capacity(ranked.len());
+    let mut ceiling = 1.0f64;
+    for (fm, s) in &ranked {
+        let evs = lines.get(fm).map(Vec::as_slice).unwrap_or(&[]);
+        // Never more confident than a candidate ranked above it.
+        let c = confidence(*s, field_total, evs).min(ceiling);
+        ceiling = c;
+        rated.push((fm.clone(), *s, c));
+    }
 
     // Step 5: answer.
     let top = opts.top.max(1);

@@ -163,6 +163,10 @@ pub struct Stats {
     pub by_kind: BTreeMap<String, usize>,
     /// Failure modes per area (every area listed, zero included).
     pub failure_modes_by_area: BTreeMap<String, usize>,
+    /// Failure modes per level: `symptom` (hubs) and `cause` (both listed, zero included).
+    pub failure_modes_by_level: BTreeMap<String, usize>,
+    /// Cause-level failure modes that are a cause of at least one hub.
+    pub causes_of_hubs: usize,
     /// Symptoms with a machine text template.
     pub symptom_templates: usize,
     /// Distinct causal links between failure modes (causedBy plus inverse leadsTo).
@@ -509,10 +513,17 @@ impl Engine {
             topics: self.kb.topics().len(),
             topics_covered: self.kb.topics().iter().filter(|(t, _)| t.entities.iter().any(|id| self.kb.get(id).is_some())).count(),
         };
+        let mut by_level: BTreeMap<String, usize> = [("symptom".to_string(), 0), ("cause".to_string(), 0)].into_iter().collect();
+        for f in &fms {
+            *by_level.entry(f.level.as_str().to_string()).or_default() += 1;
+        }
+        let causes_of_hubs = scorers::hub_causes(&self.kb).into_values().flatten().collect::<std::collections::BTreeSet<String>>().len();
         Stats {
             entities: self.kb.len(),
             by_kind,
             failure_modes_by_area: by_area,
+            failure_modes_by_level: by_level,
+            causes_of_hubs,
             symptom_templates: templates,
             causal_links,
             triples: self.graph().len(),

@@ -98,8 +98,8 @@ pub fn alias(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
     for (alias, toks) in aliases {
         let Some(first) = i.m_positions(toks[0].as_str()) else { continue };
         let window = 3 * toks.len() + 2;
-        let found = first.iter().any(|&p| {
-            toks[1..].iter().all(|t| i.m_positions(t.as_str()).is_some_and(|ps| ps.iter().any(|&q| q + window >= p && q <= p + window)))
+        let found = first.iter().take(500).any(|&p| {
+            toks[1..].iter().all(|t| i.m_positions(t.as_str()).is_some_and(|ps| crate::context::nearest_within(ps, p, window).is_some()))
         });
         if found {
             let s = 0.25 * (toks.len() as f64 / 4.0).min(1.0);
@@ -201,15 +201,13 @@ pub fn version(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
 }
 
 /// `relevance`: BM25 text relevance over titles, aliases, symptom texts and bodies,
-/// normalised to the best hit (at most 0.8; 0.2 for a cause of a hub).
+/// normalised to the best hit (at most 1.0).
 pub fn relevance(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
     let max = i.bm25.first().map(|h| h.score).unwrap_or(0.0);
     if max <= 0.0 {
         return Vec::new();
     }
-    // A cause of a hub shares most of its words with the hub and its siblings: text relevance
-    // alone must not pick one of them, so it counts a quarter for causes of hubs.
-    let factor = if i.m.cause_of_hub.contains(&fm.id) { 0.2 } else { 0.8 };
+    let factor = 1.0;
     i.bm25
         .iter()
         .find(|h| h.id == fm.id)
@@ -283,6 +281,25 @@ pub fn propagate(kb: &KnowledgeBase, m: &Matcher, direct: &BTreeMap<String, f64>
         }
     }
     out
+}
+
+/// Share of its weight a context cue keeps when nothing else in the input supports the
+/// candidate (no message, alias, hub or upstream evidence; text relevance does not count):
+/// context decides among candidates the input points to, it does not pick one
+/// out of the whole graph by itself.
+pub const UNSUPPORTED_CONTEXT: f64 = 0.35;
+
+/// Scales the `context` lines of every candidate without other support by
+/// [`UNSUPPORTED_CONTEXT`] (see there).
+pub fn discount_unsupported_context(lines: &mut BTreeMap<String, Vec<Evidence>>) {
+    for evs in lines.values_mut() {
+        let supported = evs.iter().any(|e| matches!(e.scorer.as_str(), "message" | "alias" | "hub" | "upstream") && e.score > 0.0);
+        if !supported {
+            for e in evs.iter_mut().filter(|e| e.scorer == "context") {
+                e.score *= UNSUPPORTED_CONTEXT;
+            }
+        }
+    }
 }
 
 /// `ruled-out`: the user said something the candidate's `ruled_out_by` lists (and did not
