@@ -9,6 +9,8 @@
 //! A closed stdout (broken pipe) is not an error.
 
 pub mod cluster;
+pub mod completions;
+pub mod kubectl;
 mod render;
 
 use anyhow::Context as _;
@@ -273,6 +275,18 @@ pub enum Command {
         /// turtle, ntriples, nquads or rdfxml.
         #[arg(long, default_value = "turtle")]
         format: String,
+    },
+    /// Print a shell completion script: `kubewhy completions bash > /etc/bash_completion.d/kubewhy`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: completions::Shell,
+    },
+    /// Write man pages (kubewhy.1, one per subcommand, kubectl-why.1) into DIR.
+    Manpages {
+        /// The output directory (created when missing).
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
     },
 }
 
@@ -742,6 +756,15 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             let engine = std::sync::Arc::new(engine(kdir.as_deref(), builtin)?);
             let r = kubewhy_mcp::site::export(engine, &dir, &kubewhy_mcp::site::ExportOptions { base_path }).map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
             let _ = writeln!(io.stderr, "kubewhy: wrote the site to {}: {} files ({} entity pages), {} bytes", dir.display(), r.files, r.entity_pages, r.bytes);
+            Ok(EXIT_OK)
+        }
+        Command::Completions { shell } => {
+            completions::completions(shell, io.stdout)?;
+            Ok(EXIT_OK)
+        }
+        Command::Manpages { dir } => {
+            let files = completions::manpages(&dir).with_context(|| format!("cannot write man pages into {}", dir.display()))?;
+            let _ = writeln!(io.stderr, "kubewhy: wrote {} man pages into {}", files.len(), dir.display());
             Ok(EXIT_OK)
         }
         Command::Export { format } => {

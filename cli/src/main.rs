@@ -1,9 +1,14 @@
 //! The `kubewhy` binary: parses arguments, sets up logging to stderr and runs [`kubewhy_cli::run`].
+//! Started under the name `kubectl-why` (a link or a copy: kubectl's plugin name), it runs
+//! `kubectl why` instead ([`kubewhy_cli::kubectl`]).
 
 use clap::Parser;
 use std::io::IsTerminal;
 
 fn main() {
+    if std::env::args_os().next().is_some_and(|a| kubewhy_cli::kubectl::invoked_as_plugin(&a)) {
+        kubewhy_cli::kubectl::main();
+    }
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("KUBEWHY_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")))
         .with_writer(std::io::stderr)

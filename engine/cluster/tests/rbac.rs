@@ -36,3 +36,39 @@ fn cluster_role_covers_resource_kinds_with_read_verbs_only() {
     assert_eq!(binding["subjects"][0]["name"], sa["metadata"]["name"]);
     assert_eq!(binding["subjects"][0]["namespace"], sa["metadata"]["namespace"]);
 }
+
+/// The ClusterRole's rules as generated from `ResourceKind::ALL`: one rule per API group, in the
+/// order the groups first appear, resources in `ResourceKind::ALL` order.
+fn generated_rules() -> String {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for k in ResourceKind::ALL {
+        match groups.iter_mut().find(|(g, _)| *g == k.group()) {
+            Some((_, rs)) => rs.push(k.plural()),
+            None => groups.push((k.group(), vec![k.plural()])),
+        }
+    }
+    let mut s = String::from("rules:\n");
+    for (g, rs) in groups {
+        let rs: Vec<String> = rs.iter().map(|r| format!("\"{r}\"")).collect();
+        s.push_str(&format!("  - apiGroups: [\"{g}\"]\n    resources: [{}]\n    verbs: [\"get\", \"list\"]\n", rs.join(", ")));
+    }
+    s
+}
+
+/// deploy/rbac.yaml's rules are exactly the generated text; `KUBEWHY_BLESS=1 cargo test -p
+/// kubewhy-cluster --test rbac` rewrites them after `ResourceKind::ALL` changes.
+#[test]
+fn cluster_role_rules_are_generated_from_the_code() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/rbac.yaml");
+    let text = std::fs::read_to_string(&path).expect("deploy/rbac.yaml");
+    let start = text.find("rules:\n").expect("rules");
+    let end = start + text[start..].find("---\n").expect("the document after the ClusterRole");
+    let want = generated_rules();
+    if text[start..end] != want {
+        if std::env::var_os("KUBEWHY_BLESS").is_some() {
+            std::fs::write(&path, format!("{}{want}{}", &text[..start], &text[end..])).expect("write deploy/rbac.yaml");
+        } else {
+            panic!("deploy/rbac.yaml's rules differ from ResourceKind::ALL; regenerate with KUBEWHY_BLESS=1 cargo test -p kubewhy-cluster --test rbac\n--- generated:\n{want}");
+        }
+    }
+}
