@@ -171,6 +171,7 @@ pub struct InputContext {
 static WORD_RE: OnceLock<Regex> = OnceLock::new();
 static DURATION_RE: OnceLock<Regex> = OnceLock::new();
 static EVERY_RE: OnceLock<Regex> = OnceLock::new();
+static COMPOUND_RE: OnceLock<Regex> = OnceLock::new();
 static PORT_RE: OnceLock<Regex> = OnceLock::new();
 static HOSTPORT_RE: OnceLock<Regex> = OnceLock::new();
 static EXIT_RE: OnceLock<Regex> = OnceLock::new();
@@ -236,31 +237,43 @@ impl InputContext {
             }
         }
         // Durations: "90s", "10 minutes", "2m30s", "every 10 minutes", "an hour".
-        let dur = re(&DURATION_RE, r"(?i)\b(\d+(?:\.\d+)?)\s?(milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d)\b");
+        // A number that is part of a name ("us-east-1d", "v1.30s") is no duration.
+        let dur = re(&DURATION_RE, r"(?i)(?:^|[^\w.\-/])(\d+(?:\.\d+)?)\s?(milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d)\b");
         let mut last_end: Option<(usize, f64)> = None;
         // Durations in table rows (the Age column of `kubectl get`, the Events table of
         // `kubectl describe`) say how old an object is, not how a mechanism is timed.
         let tabular: Vec<(usize, usize)> = line_spans(&lower).filter(|&(a, b)| is_table_row(&lower[a..b])).collect();
         for c in dur.captures_iter(&lower).take(1000) {
-            let (Some(whole), Ok(n)) = (c.get(0), c[1].parse::<f64>()) else { continue };
-            if tabular.iter().any(|&(a, b)| whole.start() >= a && whole.end() <= b) {
+            let (Some(whole), Ok(n)) = (c.get(1).zip(c.get(0)).map(|(num, all)| (num.start(), all.end())), c[1].parse::<f64>()) else { continue };
+            if tabular.iter().any(|&(a, b)| whole.0 >= a && whole.1 <= b) {
                 continue;
             }
             let Some(unit) = unit_seconds(&c[2]) else { continue };
             let secs = n * unit;
             // "2m30s": parts written back to back add up.
             match last_end {
-                Some((end, acc)) if end == whole.start() => {
+                Some((end, acc)) if end == whole.0 => {
                     if let Some(last) = cx.durations.last_mut() {
                         *last = (acc + secs).round() as u64;
                     }
-                    last_end = Some((whole.end(), acc + secs));
+                    last_end = Some((whole.1, acc + secs));
                 }
                 _ => {
                     cx.durations.push(secs.round() as u64);
-                    last_end = Some((whole.end(), secs));
+                    last_end = Some((whole.1, secs));
                 }
             }
+        }
+        // Go-style compound durations: "2m30s", "1h30m", "1h0m0s".
+        let compound = re(&COMPOUND_RE, r"(?i)(?:^|[^\w.\-/])(?:(\d+)h)?(?:(\d+)m(?:in)?)?(?:(\d+)s)?\b");
+        for c in compound.captures_iter(&lower).take(1000) {
+            let parts = [(1, 3600u64), (2, 60), (3, 1)];
+            let present = parts.iter().filter(|(g, _)| c.get(*g).is_some()).count();
+            if present < 2 {
+                continue;
+            }
+            let secs: u64 = parts.iter().filter_map(|(g, mul)| c.get(*g).and_then(|m| m.as_str().parse::<u64>().ok()).map(|n| n * mul)).sum();
+            cx.durations.push(secs);
         }
         let every = re(&EVERY_RE, r"(?i)\b(one|a|an|every|each|per|two|three|four|five|six|ten|fifteen|twenty|thirty|sixty|ninety)\s+(seconds?|minutes?|hours?|days?)\b");
         for c in every.captures_iter(&lower).take(1000) {
@@ -515,6 +528,7 @@ mod tests {
         assert!(cx.ports.contains(&10250));
         assert!(cx.exit_codes.contains(&0));
         assert!(cx.platforms.contains("eks"));
+        assert!(InputContext::new("the disk in us-east-1d").durations.is_empty());
         let cx = InputContext::new("at 12:53:01 the job ran for an hour");
         assert!(cx.ports.is_empty(), "{:?}", cx.ports);
         assert!(cx.duration_near(3600).is_some());

@@ -640,9 +640,14 @@ pub fn diagnose(
     }
     // What a hub's messages matched belongs to the hub: a cause's own copy of the same text,
     // reason or code (a shorter variant of the hub's message) does not tell it from its siblings.
+    // A cause's own full template inside the hub's match (a specific x509 text inside the hub's
+    // "failed calling webhook ... {detail}") is its own evidence; a partial match over the hub's
+    // text, or the very same template, is not.
+    let template_of = |id: &str| kb.get(id).and_then(|e| e.symptom()).and_then(|d| d.text.as_deref()).map(signals::normalize);
     for (hub, causes) in &m.hub_causes {
         let Some(hub_evs) = lines.get(hub) else { continue };
         let spans: Vec<(usize, usize)> = hub_evs.iter().filter(|e| e.scorer == "message").filter_map(|e| e.span).collect();
+        let hub_templates: BTreeSet<String> = hub_evs.iter().filter(|e| e.scorer == "message").filter_map(|e| template_of(&e.symptom)).collect();
         let values: BTreeSet<(String, String)> =
             hub_evs.iter().filter(|e| e.scorer == "message" && e.span.is_none()).map(|e| (e.matched.clone(), e.value.clone())).collect();
         if spans.is_empty() && values.is_empty() {
@@ -653,7 +658,11 @@ pub fn diagnose(
                 evs.retain(|e| {
                     e.scorer != "message"
                         || match e.span {
-                            Some((a, b)) => !spans.iter().any(|&(x, y)| a < y && x < b),
+                            Some((a, b)) => {
+                                let overlaps = spans.iter().any(|&(x, y)| a < y && x < b);
+                                let copy = e.matched == "partial-template" || template_of(&e.symptom).is_some_and(|t| hub_templates.contains(&t));
+                                !(overlaps && copy)
+                            }
                             None => !values.contains(&(e.matched.clone(), e.value.clone())),
                         }
                 });
