@@ -205,6 +205,9 @@ pub enum Command {
         /// The cause slice: directory (or file) of cases that expect a specific cause (reported apart, gated).
         #[arg(long, default_value = "evals/causes", value_name = "DIR")]
         causes: PathBuf,
+        /// The real-world ledger (reported apart, gated, with its before-rate per batch).
+        #[arg(long, default_value = "evals/realworld/ledger.jsonl", value_name = "FILE")]
+        ledger: PathBuf,
         /// Where report.json and report.md are written (and the committed report is read).
         #[arg(long, default_value = "evals/reports", value_name = "DIR")]
         reports: PathBuf,
@@ -667,26 +670,28 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             write_out(io, &text, color && output == Output::Text)?;
             Ok(EXIT_OK)
         }
-        Command::Eval { action: None, cases, realworld, causes, reports, check, output } => {
+        Command::Eval { action: None, cases, realworld, causes, ledger, reports, check, output } => {
             let engine = engine(kdir.as_deref(), builtin)?;
             let gold = kubewhy_evals::load_cases(&cases).map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
             let rw = if realworld.exists() { kubewhy_evals::load_cases(&realworld).map_err(|e| fail(EXIT_USAGE, e.to_string()))? } else { Vec::new() };
             let cz = if causes.exists() { kubewhy_evals::load_cases(&causes).map_err(|e| fail(EXIT_USAGE, e.to_string()))? } else { Vec::new() };
+            let led = if ledger.exists() { kubewhy_evals::load_ledger(&ledger).map_err(|e| fail(EXIT_USAGE, e.to_string()))? } else { Vec::new() };
             let mut all = gold.clone();
             all.extend(rw.iter().cloned());
             all.extend(cz.iter().cloned());
+            all.extend(kubewhy_evals::ledger_cases(&led));
             let problems = kubewhy_evals::validate_cases(&engine, &all);
             if !problems.is_empty() {
                 return Err(fail(EXIT_USAGE, format!("{} problem(s) in the cases:\n{}", problems.len(), problems.join("\n"))));
             }
             let bar = if io.stderr_is_terminal {
-                let b = indicatif::ProgressBar::new((gold.len() + rw.len() + cz.len()) as u64);
+                let b = indicatif::ProgressBar::new((gold.len() + rw.len() + cz.len() + led.len()) as u64);
                 b.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} cases {elapsed}").unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()));
                 Some(b)
             } else {
                 None
             };
-            let report = kubewhy_evals::run(&engine, &gold, &rw, &cz, |done, _| {
+            let report = kubewhy_evals::run_with_ledger(&engine, &gold, &rw, &cz, &led, |done, _| {
                 if let Some(b) = &bar {
                     b.set_position(done as u64);
                 }

@@ -674,6 +674,15 @@ pub(crate) fn eval_text(r: &kubewhy_evals::Report, baseline: Option<&kubewhy_eva
     if let Some(rw) = &r.realworld {
         let _ = writeln!(o, "{} {} cases: top-1 {:.3}  top-3 {:.3}  MRR {:.3}", bold("realworld slice:"), rw.cases, rw.top1, rw.top3, rw.mrr);
     }
+    if let Some(l) = &r.ledger {
+        let _ = writeln!(o, "{} {} cases: top-1 {:.3}  top-3 {:.3}  MRR {:.3}", bold("ledger slice:"), l.overall.cases, l.overall.top1, l.overall.top3, l.overall.mrr);
+        for b in &r.ledger_before {
+            let _ = writeln!(o, "  batch {:<3} {:>4} reports  before: top-1 {:.3}  top-3 {:.3}", b.batch, b.lines, b.before_top1, b.before_top3);
+        }
+        for (k, s) in l.by_style.iter().chain(&l.by_area) {
+            let _ = writeln!(o, "  {k:<12} {:>4} cases  top-1 {:.3}  top-3 {:.3}", s.cases, s.top1, s.top3);
+        }
+    }
     if let Some(c) = &r.causes {
         let then = baseline.and_then(|b| b.causes.as_ref()).map(|t| t.overall);
         let _ = writeln!(

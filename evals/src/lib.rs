@@ -186,6 +186,145 @@ impl Scores {
     }
 }
 
+/// What kubewhy answered for a ledger report before any knowledge changed for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Before {
+    /// The first three failure-mode ids.
+    pub top3: Vec<String>,
+    /// 1-based rank (within the top 10) of the failure mode that answers the report, 0 when absent.
+    pub rank: usize,
+}
+
+/// One line of the real-world ledger (`evals/realworld/README.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerLine {
+    /// Unique id (`La0001`).
+    pub id: String,
+    /// The thread's URL.
+    pub source: String,
+    /// Failure-mode area.
+    pub area: String,
+    /// What the user reported.
+    pub symptom: String,
+    /// `paste` or `question`.
+    pub style: String,
+    /// The established mechanism and what confirmed it.
+    pub root_cause: String,
+    /// The Kubernetes minor the report is about, when it matters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k8s_version: Option<String>,
+    /// kubewhy's answer before any knowledge change for this report.
+    pub before: Before,
+    /// `hit`, `ranking`, `new-cause`, `new-hub` or `out-of-scope`.
+    pub outcome: String,
+    /// What was changed, or why out of scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome_note: Option<String>,
+    /// The failure mode that answers it now (absent for `out-of-scope`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    /// Batch of 100 in mining order (1 = lines 1-100).
+    pub batch: usize,
+}
+
+/// The allowed ledger outcomes.
+pub const OUTCOMES: [&str; 5] = ["hit", "ranking", "new-cause", "new-hub", "out-of-scope"];
+
+/// Reads a ledger file (JSON Lines, one [`LedgerLine`] per line) and checks each line's values.
+///
+/// # Errors
+/// [`EvalError::Io`] when the file cannot be read; [`EvalError::Invalid`] with the line for a
+/// line that does not parse, has an unknown outcome or style, lacks `after` (unless out of
+/// scope), or repeats a `source` or an `id`.
+pub fn load_ledger(path: &Path) -> Result<Vec<LedgerLine>, EvalError> {
+    let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io { path: path.display().to_string(), source })?;
+    let mut out: Vec<LedgerLine> = Vec::new();
+    let mut sources = std::collections::BTreeSet::new();
+    let mut ids = std::collections::BTreeSet::new();
+    for (n, l) in text.lines().enumerate() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        let bad = |message: String| EvalError::Invalid { path: path.display().to_string(), line: n + 1, message };
+        let x: LedgerLine = serde_json::from_str(l).map_err(|e| bad(e.to_string()))?;
+        if !OUTCOMES.contains(&x.outcome.as_str()) {
+            return Err(bad(format!("outcome `{}` is not one of {}", x.outcome, OUTCOMES.join(", "))));
+        }
+        if x.style != "paste" && x.style != "question" {
+            return Err(bad(format!("style `{}` is not paste or question", x.style)));
+        }
+        if x.after.is_none() && x.outcome != "out-of-scope" {
+            return Err(bad("`after` is required unless the outcome is out-of-scope".into()));
+        }
+        if !sources.insert(x.source.clone()) {
+            return Err(bad(format!("source {} is already in the ledger (never two lines from one thread)", x.source)));
+        }
+        if !ids.insert(x.id.clone()) {
+            return Err(bad(format!("duplicate id {}", x.id)));
+        }
+        out.push(x);
+    }
+    Ok(out)
+}
+
+/// The ledger's lines as eval cases: `symptom` is the input and `after` the expected id
+/// (out-of-scope lines are left out; `paste` is the `error` style).
+pub fn ledger_cases(lines: &[LedgerLine]) -> Vec<Case> {
+    lines
+        .iter()
+        .filter_map(|l| {
+            let after = l.after.clone()?;
+            Some(Case {
+                id: l.id.clone(),
+                input: l.symptom.clone(),
+                expected: vec![after],
+                area: l.area.clone(),
+                difficulty: "medium".into(),
+                style: if l.style == "paste" { "error".into() } else { "question".into() },
+                provenance: l.source.clone(),
+                k8s_version: l.k8s_version.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The before-rate of one batch of the ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchRate {
+    /// Batch number (1 = the first 100 lines mined).
+    pub batch: usize,
+    /// Lines in the batch.
+    pub lines: usize,
+    /// Share of lines answered right (rank 1) before any knowledge changed for them, in [0, 1].
+    pub before_top1: f64,
+    /// Share with the right answer in the first three before.
+    pub before_top3: f64,
+}
+
+fn round(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+/// The before-rate per batch, in batch order (out-of-scope lines left out).
+pub fn before_rates(lines: &[LedgerLine]) -> Vec<BatchRate> {
+    let mut by: BTreeMap<usize, (usize, usize, usize)> = BTreeMap::new();
+    for l in lines.iter().filter(|l| l.outcome != "out-of-scope") {
+        let e = by.entry(l.batch).or_default();
+        e.0 += 1;
+        if l.before.rank == 1 {
+            e.1 += 1;
+        }
+        if (1..=3).contains(&l.before.rank) {
+            e.2 += 1;
+        }
+    }
+    by.into_iter()
+        .map(|(batch, (n, t1, t3))| BatchRate { batch, lines: n, before_top1: round(t1 as f64 / n.max(1) as f64), before_top3: round(t3 as f64 / n.max(1) as f64) })
+        .collect()
+}
+
 /// A slice of cases reported apart from the gold set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Slice {
@@ -226,6 +365,12 @@ pub struct Report {
     /// expecting the specific cause; reported apart, by area and by style.
     #[serde(default)]
     pub causes: Option<Slice>,
+    /// The real-world ledger slice (evals/realworld/ledger.jsonl): reported apart, by area and style.
+    #[serde(default)]
+    pub ledger: Option<Slice>,
+    /// The ledger's before-rate per batch of 100 (mining order).
+    #[serde(default)]
+    pub ledger_before: Vec<BatchRate>,
     /// Diagnosis latency p50 in milliseconds.
     pub latency_p50_ms: f64,
     /// Diagnosis latency p99 in milliseconds.
@@ -236,11 +381,18 @@ pub struct Report {
 
 /// Runs the cases (gold set, then the realworld slice, then the cause slice); `progress` is
 /// called after each case with (done, total).
-pub fn run(engine: &Engine, gold: &[Case], realworld: &[Case], causes: &[Case], mut progress: impl FnMut(usize, usize)) -> Report {
-    let total = gold.len() + realworld.len() + causes.len();
+pub fn run(engine: &Engine, gold: &[Case], realworld: &[Case], causes: &[Case], progress: impl FnMut(usize, usize)) -> Report {
+    run_with_ledger(engine, gold, realworld, causes, &[], progress)
+}
+
+/// [`run`] plus the ledger slice (its lines as cases, see [`ledger_cases`], and its
+/// before-rates per batch).
+pub fn run_with_ledger(engine: &Engine, gold: &[Case], realworld: &[Case], causes: &[Case], ledger: &[LedgerLine], mut progress: impl FnMut(usize, usize)) -> Report {
+    let ledger_c = ledger_cases(ledger);
+    let total = gold.len() + realworld.len() + causes.len() + ledger_c.len();
     let mut results = Vec::new();
     let mut times = Vec::new();
-    for (i, c) in gold.iter().chain(realworld).chain(causes).enumerate() {
+    for (i, c) in gold.iter().chain(realworld).chain(causes).chain(&ledger_c).enumerate() {
         let opts = DiagnoseOptions { k8s_version: c.k8s_version.as_deref().and_then(|v| Version::parse(v).ok()), top: 10 };
         let t = Instant::now();
         let d = engine.diagnose(&c.input, opts);
@@ -281,7 +433,9 @@ pub fn run(engine: &Engine, gold: &[Case], realworld: &[Case], causes: &[Case], 
         by_difficulty: group(|r| &r.difficulty),
         by_style: group(|r| &r.style),
         realworld: if realworld.is_empty() { None } else { Some(Scores::of(results[gold.len()..gold.len() + realworld.len()].iter())) },
-        causes: if causes.is_empty() { None } else { Some(Slice::of(&results[gold.len() + realworld.len()..])) },
+        causes: if causes.is_empty() { None } else { Some(Slice::of(&results[gold.len() + realworld.len()..gold.len() + realworld.len() + causes.len()])) },
+        ledger: if ledger_c.is_empty() { None } else { Some(Slice::of(&results[gold.len() + realworld.len() + causes.len()..])) },
+        ledger_before: before_rates(ledger),
         latency_p50_ms: pct(0.5),
         latency_p99_ms: pct(0.99),
         results,
@@ -311,8 +465,16 @@ pub fn gates(r: &Report) -> Vec<String> {
             out.push(format!("cause slice top-3 {:.3} is below {CAUSE_TOP3_GATE:.2}", c.overall.top3));
         }
     }
+    if let Some(l) = &r.ledger {
+        if l.overall.top3 < LEDGER_TOP3_GATE {
+            out.push(format!("ledger slice top-3 {:.3} is below {LEDGER_TOP3_GATE:.2}", l.overall.top3));
+        }
+    }
     out
 }
+
+/// The ledger slice's top-3 gate (its lines were answered right when mined).
+pub const LEDGER_TOP3_GATE: f64 = 0.85;
 
 /// The cause slice's top-1 gate.
 pub const CAUSE_TOP1_GATE: f64 = 0.60;
@@ -335,6 +497,9 @@ pub fn regressions(r: &Report, baseline: &Report) -> Vec<String> {
     }
     if let (Some(now), Some(then)) = (&r.realworld, &baseline.realworld) {
         cmp("realworld slice", now, then);
+    }
+    if let (Some(now), Some(then)) = (&r.ledger, &baseline.ledger) {
+        cmp("ledger slice", &now.overall, &then.overall);
     }
     for (groups_now, groups_then, label) in [(&r.by_area, &baseline.by_area, "area"), (&r.by_difficulty, &baseline.by_difficulty, "difficulty"), (&r.by_style, &baseline.by_style, "style")] {
         for (k, then) in groups_then {
@@ -370,6 +535,21 @@ pub fn markdown(r: &Report, baseline: Option<&Report>, engine: &Engine) -> Strin
     );
     if let Some(rw) = &r.realworld {
         let _ = writeln!(o, "Realworld slice (reported apart): {} cases, top-1 {:.3}, top-3 {:.3}, MRR {:.3}.\n", rw.cases, rw.top1, rw.top3, rw.mrr);
+    }
+    if let Some(l) = &r.ledger {
+        let _ = writeln!(o, "Ledger slice (reported apart): {} cases, top-1 **{:.3}**, top-3 **{:.3}**, MRR {:.3}.\n", l.overall.cases, l.overall.top1, l.overall.top3, l.overall.mrr);
+        let _ = writeln!(o, "Before-rate per batch of 100 in mining order (right before any knowledge changed for the report):\n\n| batch | lines | before top-1 | before top-3 |\n|---|---|---|---|");
+        for b in &r.ledger_before {
+            let _ = writeln!(o, "| {} | {} | {:.3} | {:.3} |", b.batch, b.lines, b.before_top1, b.before_top3);
+        }
+        let _ = writeln!(o);
+        for (title, groups) in [("area", &l.by_area), ("input style", &l.by_style)] {
+            let _ = writeln!(o, "### Ledger slice by {title}\n\n| {title} | cases | top-1 | top-3 | MRR |\n|---|---|---|---|---|");
+            for (k, s) in groups {
+                let _ = writeln!(o, "| {k} | {} | {:.3} | {:.3} | {:.3} |", s.cases, s.top1, s.top3, s.mrr);
+            }
+            let _ = writeln!(o);
+        }
     }
     if let Some(c) = &r.causes {
         let then = baseline.and_then(|b| b.causes.as_ref());

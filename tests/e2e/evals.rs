@@ -99,7 +99,11 @@ fn gold_set_passes_the_ci_gates_and_does_not_regress() {
     let problems = validate_cases(engine, &all);
     assert!(problems.is_empty(), "{problems:#?}");
     assert!(gold.len() >= 300, "the gold set has {} cases", gold.len());
-    let r = run(engine, &gold, &realworld, &causes, |_, _| {});
+    let ledger_path = root.join("evals/realworld/ledger.jsonl");
+    let ledger = if ledger_path.exists() { kubewhy_evals::load_ledger(&ledger_path).expect("ledger loads") } else { Vec::new() };
+    let ledger_problems = validate_cases(engine, &kubewhy_evals::ledger_cases(&ledger));
+    assert!(ledger_problems.is_empty(), "{ledger_problems:#?}");
+    let r = kubewhy_evals::run_with_ledger(engine, &gold, &realworld, &causes, &ledger, |_, _| {});
     let failed = gates(&r);
     assert!(failed.is_empty(), "CI gates failed: {failed:#?}");
     let committed: kubewhy_evals::Report =
@@ -123,6 +127,25 @@ fn no_gold_input_makes_the_engine_panic_at_any_version() {
                 end -= 1;
             }
             let _ = engine.diagnose(&c.input[..end], opts);
+        }
+    }
+}
+
+#[test]
+fn ledger_lines_are_distinct_resolved_threads_with_a_before() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let path = root.join("evals/realworld/ledger.jsonl");
+    let lines = kubewhy_evals::load_ledger(&path).expect("ledger loads: every line has a before, an outcome and a distinct source");
+    assert!(lines.len() >= 100, "the ledger has {} lines", lines.len());
+    // Before-rates are computed per batch of 100 in mining order.
+    let rates = kubewhy_evals::before_rates(&lines);
+    assert_eq!(rates.first().map(|b| b.batch), Some(1));
+    assert!(rates.iter().all(|b| (0.0..=1.0).contains(&b.before_top1)));
+    // A line that was a hit before had its answer at rank 1, and every before names three ids at most.
+    for l in &lines {
+        assert!(l.before.top3.len() <= 3, "{}", l.id);
+        if l.outcome == "hit" {
+            assert_eq!(l.before.rank, 1, "{} is a hit but its before rank is {}", l.id, l.before.rank);
         }
     }
 }
