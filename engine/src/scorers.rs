@@ -321,14 +321,30 @@ pub fn hub_causes(kb: &KnowledgeBase) -> BTreeMap<String, Vec<String>> {
         .collect()
 }
 
-/// How many failure modes carry each normalised alias (for weighing generic names down).
+/// For each normalised alias, how many failure modes have aliases holding all of its words
+/// (so a generic name such as "stuck terminating", which "pod stuck terminating" and "pvc stuck
+/// terminating" also contain, counts as shared and weighs less).
 pub fn alias_df(kb: &KnowledgeBase) -> HashMap<String, usize> {
-    let mut df: HashMap<String, usize> = HashMap::new();
+    let mut by_word: HashMap<String, BTreeSet<&str>> = HashMap::new();
+    let mut all: BTreeSet<String> = BTreeSet::new();
     for fm in kb.of_kind(crate::model::Kind::FailureMode) {
-        let set: BTreeSet<String> = fm.aliases.iter().map(|a| signals::normalize(a)).collect();
-        for a in set {
-            *df.entry(a).or_default() += 1;
+        for a in &fm.aliases {
+            let n = signals::normalize(a);
+            for w in n.split(' ').filter(|w| !w.is_empty()) {
+                by_word.entry(w.to_string()).or_default().insert(fm.id.as_str());
+            }
+            all.insert(n);
         }
+    }
+    let mut df: HashMap<String, usize> = HashMap::new();
+    for a in all {
+        let mut sets = a.split(' ').filter(|w| !w.is_empty()).filter_map(|w| by_word.get(w));
+        let Some(first) = sets.next() else { continue };
+        let mut common: BTreeSet<&str> = first.clone();
+        for s in sets {
+            common.retain(|x| s.contains(x));
+        }
+        df.insert(a, common.len().max(1));
     }
     df
 }
