@@ -739,6 +739,21 @@ pub fn diagnose(
         rated.push((fm.clone(), *s, c));
     }
 
+    // The first answer is a cause reached through a matched hub: the hub is what was observed
+    // and the honest fallback (it lists the other causes and the checks that tell them apart),
+    // so it comes second.
+    if let Some(hub) = rated.first().and_then(|(fm, _, _)| lines.get(fm)).and_then(|evs| evs.iter().find(|e| e.scorer == "hub")).map(|e| e.symptom.clone()) {
+        if let Some(pos) = rated.iter().position(|(fm, _, _)| *fm == hub).filter(|&p| p > 1) {
+            let h = rated.remove(pos);
+            rated.insert(1, h);
+            let mut ceiling = 1.0f64;
+            for r in rated.iter_mut() {
+                r.2 = r.2.min(ceiling);
+                ceiling = r.2;
+            }
+        }
+    }
+
     // Step 5: answer.
     let top = opts.top.max(1);
     let all_scores: BTreeMap<String, f64> = scores.clone();
