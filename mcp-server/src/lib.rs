@@ -68,12 +68,41 @@ impl std::fmt::Debug for KubewhyServer {
     }
 }
 
+/// Removes the `description`s and `examples` of an output schema (its field docs), keeping its
+/// structure: a model reads the answer itself, so what each output field means costs every
+/// session's tool list without helping it; the argument docs of the input schema stay.
+fn strip_docs(schema: &mut JsonObject) {
+    fn walk(v: &mut serde_json::Value, property_names: bool) {
+        match v {
+            serde_json::Value::Object(m) => {
+                if !property_names {
+                    m.remove("description");
+                    m.remove("examples");
+                    m.remove("title");
+                }
+                for (k, x) in m.iter_mut() {
+                    walk(x, !property_names && matches!(k.as_str(), "properties" | "$defs" | "definitions"));
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| walk(x, false)),
+            _ => {}
+        }
+    }
+    schema.remove("description");
+    schema.remove("title");
+    for (k, x) in schema.iter_mut() {
+        walk(x, matches!(k.as_str(), "properties" | "$defs" | "definitions"));
+    }
+}
+
 fn tool<P: schemars::JsonSchema + 'static, O: schemars::JsonSchema + 'static>(name: &'static str, title: &'static str, description: &'static str) -> Tool {
     let input = schema_for_input::<P>().unwrap_or_else(|e| {
         tracing::error!(tool = name, error = %e, "input schema is not an object schema");
         rmcp::handler::server::common::schema_for_empty_input()
     });
-    let mut t = Tool::new(name, description, input).with_raw_output_schema(schema_for_output::<O>()).with_title(title);
+    let mut output = (*schema_for_output::<O>()).clone();
+    strip_docs(&mut output);
+    let mut t = Tool::new(name, description, input).with_raw_output_schema(Arc::new(output)).with_title(title);
     t = t.with_annotations(ToolAnnotations::with_title(title).read_only(true).destructive(false).idempotent(true).open_world(false));
     t
 }
