@@ -80,7 +80,7 @@ impl McpClusterArgs {
 /// `-n NS` / `-A`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ScopeArgs {
-    /// The namespace (default: the kubeconfig context's namespace, else `default`).
+    /// The namespace (default: the kubeconfig context's namespace, else `default`; a snapshot: every namespace).
     #[arg(short = 'n', long, value_name = "NS")]
     pub namespace: Option<String>,
     /// Every namespace.
@@ -90,11 +90,7 @@ pub struct ScopeArgs {
 
 impl ScopeArgs {
     fn scope(&self, cluster: &Cluster) -> Scope {
-        if self.all_namespaces {
-            Scope::All
-        } else {
-            Scope::Namespace(self.namespace.clone().unwrap_or_else(|| cluster.default_namespace().to_string()))
-        }
+        cluster.scope(self.namespace.as_deref(), self.all_namespaces)
     }
 }
 
@@ -258,15 +254,15 @@ pub(crate) fn verify(a: VerifyArgs, kdir: Option<&Path>, builtin: bool, color: b
     Ok(if r.candidates.iter().any(|c| c.evidence == CandidateEvidence::Holds) { EXIT_PROBLEM } else { EXIT_OK })
 }
 
-fn scope_line(s: &report::Source) -> String {
-    let scope = match (&s.namespace, s.all_namespaces) {
-        (_, true) => "all namespaces".to_string(),
-        (Some(ns), false) => format!("namespace {ns}"),
-        (None, false) => "cluster scope".to_string(),
+/// The version and request count of the source (the scope is stated on the line before).
+fn source_line(s: &report::Source) -> String {
+    let version = match (&s.server_version, &s.k8s_version) {
+        (Some(v), _) => format!("Kubernetes {v}"),
+        (None, Some(v)) => format!("Kubernetes {v}"),
+        (None, None) => "Kubernetes version unknown".to_string(),
     };
-    let version = s.server_version.as_deref().map(|v| format!(", Kubernetes {v}")).unwrap_or_default();
     let calls = if s.api_calls > 0 { format!(", {} API requests", s.api_calls) } else { String::new() };
-    format!("{}, {scope}{version}{calls}", s.cluster)
+    format!("{version}{calls}")
 }
 
 fn summary_line(s: &Summary) -> String {
@@ -332,24 +328,65 @@ fn group_text(s: &mut String, g: &FindingGroup) {
     s.push('\n');
 }
 
+/// Probes that could not decide, grouped by the kind they lacked (a probe lacking two kinds is
+/// under both): `(kind, why, probes)`, most probes first.
+pub fn unknown_groups(unknown: &[UnknownProbe]) -> Vec<(String, String, Vec<String>)> {
+    let mut groups: Vec<(String, String, Vec<String>)> = Vec::new();
+    for u in unknown {
+        if u.missing.is_empty() {
+            groups.push(("-".into(), "no verdict".into(), vec![u.probe.clone()]));
+        }
+        for m in &u.missing {
+            match groups.iter_mut().find(|(k, _, _)| *k == m.kind) {
+                Some((_, _, probes)) => probes.push(u.probe.clone()),
+                None => groups.push((m.kind.clone(), m.reason.clone(), vec![u.probe.clone()])),
+            }
+        }
+    }
+    groups.sort_by(|a, b| b.2.len().cmp(&a.2.len()).then_with(|| a.0.cmp(&b.0)));
+    groups
+}
+
+/// At most this many kinds get a line of their own; the rest share one.
+const UNKNOWN_LINES: usize = 6;
+
+/// The unknown section's lines (without the header): one per lacking kind, the rest merged.
+fn unknown_lines(unknown: &[UnknownProbe]) -> Vec<String> {
+    let groups = unknown_groups(unknown);
+    let mut out: Vec<String> = groups.iter().take(UNKNOWN_LINES).map(|(_, why, probes)| format!("{why} — {} probe(s): {}", probes.len(), probe_list(probes))).collect();
+    if groups.len() > UNKNOWN_LINES {
+        let rest = &groups[UNKNOWN_LINES..];
+        let kinds: Vec<&str> = rest.iter().map(|(k, _, _)| k.as_str()).collect();
+        let mut probes: Vec<&str> = rest.iter().flat_map(|(_, _, p)| p.iter().map(String::as_str)).collect();
+        probes.sort_unstable();
+        probes.dedup();
+        out.push(format!("{} more kinds not read ({}) — {} probe(s)", kinds.len(), kinds.join(", "), probes.len()));
+    }
+    out
+}
+
+fn probe_list(probes: &[String]) -> String {
+    if probes.len() <= 4 {
+        probes.join(", ")
+    } else {
+        format!("{}, … and {} more", probes[..3].join(", "), probes.len() - 3)
+    }
+}
+
 fn unknown_text(s: &mut String, unknown: &[UnknownProbe]) {
     if unknown.is_empty() {
         return;
     }
-    let _ = writeln!(s, "unknown ({}):", unknown.len());
-    for u in unknown {
-        let why: Vec<String> = u.missing.iter().map(|m| m.reason.clone()).collect();
-        let _ = writeln!(s, "  ? {} ({}): {}", u.probe, u.failure_mode, why.join("; "));
+    let _ = writeln!(s, "unknown ({} probe(s) could not decide):", unknown.len());
+    for l in unknown_lines(unknown) {
+        let _ = writeln!(s, "  ? {l}");
     }
     s.push('\n');
 }
 
 /// The scan report as text.
 pub fn scan_text(r: &ScanReport) -> String {
-    let mut s = format!("kubewhy scan: {}\n\n", scope_line(&r.source));
-    if r.findings.is_empty() {
-        s.push_str("no failure mode found\n\n");
-    }
+    let mut s = format!("kubewhy scan: {}\n{}\n{}\n{}\n\n", r.scope, source_line(&r.source), r.conclusion, summary_line(&r.summary));
     for g in &r.findings {
         group_text(&mut s, g);
     }
@@ -357,10 +394,6 @@ pub fn scan_text(r: &ScanReport) -> String {
     for n in &r.notices {
         let _ = writeln!(s, "notice: {n}");
     }
-    if !r.notices.is_empty() {
-        s.push('\n');
-    }
-    let _ = writeln!(s, "{}", summary_line(&r.summary));
     s
 }
 
@@ -395,10 +428,7 @@ fn md_fixes(s: &mut String, m: &Mechanism) {
 
 /// The scan report as Markdown.
 pub fn scan_markdown(r: &ScanReport) -> String {
-    let mut s = format!("# kubewhy scan\n\n{}\n\n", scope_line(&r.source));
-    if r.findings.is_empty() {
-        s.push_str("No failure mode found.\n\n");
-    }
+    let mut s = format!("# kubewhy scan\n\nScope: {}\n\n{} — {}\n\n{}\n\n", r.scope, first_upper(&r.conclusion), source_line(&r.source), summary_line(&r.summary));
     for g in &r.findings {
         let _ = writeln!(s, "## {} (`{}`)\n", g.title, g.failure_mode);
         if let Some(m) = &g.mechanism {
@@ -413,14 +443,7 @@ pub fn scan_markdown(r: &ScanReport) -> String {
         }
         s.push('\n');
     }
-    if !r.unknown.is_empty() {
-        let _ = writeln!(s, "## Unknown\n");
-        for u in &r.unknown {
-            let why: Vec<String> = u.missing.iter().map(|m| m.reason.clone()).collect();
-            let _ = writeln!(s, "- `{}` ({}): {}", u.probe, u.failure_mode, why.join("; "));
-        }
-        s.push('\n');
-    }
+    md_unknown(&mut s, &r.unknown);
     if !r.notices.is_empty() {
         let _ = writeln!(s, "## Notices\n");
         for n in &r.notices {
@@ -428,8 +451,26 @@ pub fn scan_markdown(r: &ScanReport) -> String {
         }
         s.push('\n');
     }
-    let _ = writeln!(s, "{}", summary_line(&r.summary));
     s
+}
+
+fn md_unknown(s: &mut String, unknown: &[UnknownProbe]) {
+    if unknown.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Unknown ({} probe(s) could not decide)\n", unknown.len());
+    for l in unknown_lines(unknown) {
+        let _ = writeln!(s, "- {l}");
+    }
+    s.push('\n');
+}
+
+fn first_upper(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
 }
 
 fn evidence_word(e: CandidateEvidence) -> &'static str {
@@ -455,7 +496,7 @@ pub fn verify_text(r: &VerifyReport) -> String {
         Some(t) => t.to_string(),
         None => format!("\"{}\"", first_line(&r.input)),
     };
-    let mut s = format!("kubewhy verify {what}: {}\n\n", scope_line(&r.source));
+    let mut s = format!("kubewhy verify {what}: {}\n{}\n{}\n{}\n\n", r.scope, source_line(&r.source), r.conclusion, summary_line(&r.summary));
     if r.candidates.is_empty() {
         s.push_str("no candidate failure mode\n\n");
     }
@@ -491,7 +532,6 @@ pub fn verify_text(r: &VerifyReport) -> String {
     for n in &r.notices {
         let _ = writeln!(s, "notice: {n}");
     }
-    let _ = writeln!(s, "{}", summary_line(&r.summary));
     s
 }
 
@@ -501,7 +541,13 @@ pub fn verify_markdown(r: &VerifyReport) -> String {
         Some(t) => t.to_string(),
         None => first_line(&r.input),
     };
-    let mut s = format!("# kubewhy verify: {what}\n\n{}\n\nCandidates re-ranked by cluster evidence (holds, then unknown, then does not hold).\n\n", scope_line(&r.source));
+    let mut s = format!(
+        "# kubewhy verify: {what}\n\nScope: {}\n\n{} — {}\n\n{}\n\nCandidates re-ranked by cluster evidence (holds, then unknown, then does not hold).\n\n",
+        r.scope,
+        first_upper(&r.conclusion),
+        source_line(&r.source),
+        summary_line(&r.summary)
+    );
     for c in &r.candidates {
         let _ = writeln!(s, "## {}. {} (`{}`): {}\n", c.rank, c.title, c.id, evidence_word(c.evidence));
         let _ = writeln!(s, "Evidence: {}\n", c.because);
@@ -519,6 +565,7 @@ pub fn verify_markdown(r: &VerifyReport) -> String {
         }
         s.push('\n');
     }
+    md_unknown(&mut s, &r.unknown);
     if !r.notices.is_empty() {
         let _ = writeln!(s, "## Notices\n");
         for n in &r.notices {
@@ -526,7 +573,6 @@ pub fn verify_markdown(r: &VerifyReport) -> String {
         }
         s.push('\n');
     }
-    let _ = writeln!(s, "{}", summary_line(&r.summary));
     s
 }
 

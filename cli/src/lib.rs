@@ -150,7 +150,7 @@ pub enum Command {
     },
     /// Check knowledge files: unknown keys, duplicate ids, dangling references, bad versions, missing fields.
     Lint {
-        /// The knowledge directory; without it, the built-in knowledge (plus --knowledge) is checked.
+        /// Your runbooks, checked on top of the built-in graph (their references to built-in ids resolve); a whole knowledge directory (with `ontology.ttl` or `generated/`), or any directory with --no-builtin, is checked alone. Without DIR: the built-in knowledge (plus --knowledge).
         #[arg(value_name = "DIR")]
         dir: Option<PathBuf>,
         /// Output format (text or json).
@@ -569,7 +569,16 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             Ok(EXIT_OK)
         }
         Command::Lint { dir, output } => {
+            // An overlay (runbooks) is checked on top of the built-in graph, and only its own
+            // files' problems are reported; a whole knowledge directory is checked alone.
+            let overlay = dir.as_ref().filter(|d| builtin && !(d.join("ontology.ttl").is_file() || d.join("generated").is_dir())).cloned();
             let (files, label) = match &dir {
+                Some(d) if overlay.is_some() => {
+                    let mut files = builtin_sources();
+                    let own = knowledge::read_dir(d).map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
+                    files.extend(own.into_iter().map(|f| SourceFile { path: format!("{}/{}", d.display().to_string().trim_end_matches('/'), f.path), text: f.text }));
+                    (files, format!("{} (on the built-in knowledge)", d.display()))
+                }
                 Some(d) => (knowledge::read_dir(d).map_err(|e| fail(EXIT_USAGE, e.to_string()))?, d.display().to_string()),
                 None => {
                     let mut files = builtin_sources();
@@ -580,11 +589,18 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
                     (files, "built-in knowledge".to_string())
                 }
             };
-            let n_files = files.len();
+            let own_prefix = overlay.as_ref().map(|d| format!("{}/", d.display().to_string().trim_end_matches('/')));
+            let n_files = match &own_prefix {
+                Some(p) => files.iter().filter(|f| f.path.starts_with(p.as_str())).count(),
+                None => files.len(),
+            };
             let (kb, mut diags) = knowledge::load_sources(files);
             // Probe ids named by checks (and, for the whole built-in graph, every probe's
             // failure mode naming it): kubewhy-cluster's probe lint.
             diags.extend(if dir.is_some() { kubewhy_cluster::probes::lint_checks(&kb) } else { kubewhy_cluster::probes::lint(&kb) });
+            if let Some(p) = &own_prefix {
+                diags.retain(|d| d.location.file.starts_with(p.as_str()));
+            }
             let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
             let warnings = diags.len() - errors;
             let text = match output {
@@ -599,6 +615,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
                     for d in &diags {
                         // Built-in files are relative to knowledge/; files of --knowledge DIR carry their own prefix.
                         let prefix = match &dir {
+                            Some(_) if overlay.is_some() => String::new(),
                             Some(_) => format!("{}/", label.trim_end_matches('/')),
                             None if d.location.file.starts_with('/') || kdir.as_ref().is_some_and(|k| d.location.file.starts_with(&k.display().to_string())) => String::new(),
                             None => "knowledge/".to_string(),

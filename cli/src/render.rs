@@ -36,6 +36,21 @@ fn confidence_color(c: f64) -> AnsiColor {
     }
 }
 
+/// The distinct messages recognised in the input: several templates matching the same stretch
+/// of text (a frame and its reason) are one message, shown by its longest match; at most 3.
+fn known_messages(d: &Diagnosis) -> Vec<String> {
+    let mut ms: Vec<&kubewhy_engine::signals::TemplateMatch> = d.signals.templates.iter().collect();
+    ms.sort_by(|a, b| (b.span.1 - b.span.0).cmp(&(a.span.1 - a.span.0)).then_with(|| a.span.cmp(&b.span)));
+    let mut kept: Vec<&kubewhy_engine::signals::TemplateMatch> = Vec::new();
+    for m in ms {
+        if !kept.iter().any(|k| m.span.0 < k.span.1 && k.span.0 < m.span.1) {
+            kept.push(m);
+        }
+    }
+    kept.sort_by_key(|m| m.span);
+    kept.into_iter().take(3).map(|m| m.text.clone()).collect()
+}
+
 fn signals_line(d: &Diagnosis) -> String {
     let s = &d.signals;
     let mut parts = Vec::new();
@@ -57,8 +72,11 @@ fn signals_line(d: &Diagnosis) -> String {
     if !s.versions.is_empty() {
         parts.push(format!("versions {}", s.versions.join(", ")));
     }
-    if !s.templates.is_empty() {
-        parts.push(format!("{} known message(s)", s.templates.len()));
+    let messages = known_messages(d);
+    match messages.as_slice() {
+        [] => {}
+        [one] => parts.push(format!("known message \"{one}\"")),
+        many => parts.push(format!("{} known messages: {}", many.len(), many.iter().map(|m| format!("\"{m}\"")).collect::<Vec<_>>().join(", "))),
     }
     if parts.is_empty() {
         "none recognised".to_string()
@@ -374,12 +392,13 @@ fn relation_label(property: &str, incoming: bool) -> String {
     s.to_string()
 }
 
-fn grouped(x: &Explanation, incoming: bool) -> Vec<(String, Vec<String>)> {
+/// Relations grouped by label: each item as (id, "title (id)").
+fn grouped(x: &Explanation, incoming: bool) -> Vec<(String, Vec<(String, String)>)> {
     let rels = if incoming { &x.incoming } else { &x.outgoing };
-    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    let mut groups: Vec<(String, Vec<(String, String)>)> = Vec::new();
     for r in rels {
         let label = relation_label(&r.property, incoming);
-        let item = format!("{} ({})", r.title, r.id);
+        let item = (r.id.clone(), format!("{} ({})", r.title, r.id));
         match groups.iter_mut().find(|(l, _)| *l == label) {
             Some((_, v)) => v.push(item),
             None => groups.push((label, vec![item])),
@@ -399,35 +418,68 @@ pub(crate) fn explanation_text(x: &Explanation) -> String {
     if !e.body.is_empty() {
         let _ = writeln!(o, "\n{}\n", e.body.trim());
     }
+    // What a reader needs first: for a component, each loop with its failure modes (what it
+    // writes, reads and emits counted on one line); then the other relations, grouped and
+    // capped, leaving out what the loops and the metrics line already show.
+    let mut shown: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    let slugs = |v: &[kubewhy_engine::diagnose::EntityRef], n: usize| {
+        let mut s = v.iter().take(n).map(|r| r.id.split_once('/').map(|(_, s)| s).unwrap_or(&r.id).to_string()).collect::<Vec<_>>().join(", ");
+        if v.len() > n {
+            s.push_str(&format!(", … {} more", v.len() - n));
+        }
+        s
+    };
+    if !x.loops.is_empty() {
+        let _ = writeln!(o, "{}", bold(&format!("Loops ({}):", x.loops.len())));
+    }
+    for l in &x.loops {
+        shown.insert(&l.loop_.id);
+        let _ = writeln!(o, "  {} {}", bold(&l.loop_.title), dim(&format!("({})", l.loop_.id)));
+        for f in &l.failure_modes {
+            if shown.insert(&f.id) {
+                let _ = writeln!(o, "    failure mode: {} {}", f.title, dim(&format!("({})", f.id)));
+            } else {
+                let _ = writeln!(o, "    failure mode: {}", dim(&format!("{} (above)", f.id)));
+            }
+        }
+        let mut io = Vec::new();
+        if !l.writes.is_empty() {
+            io.push(format!("writes {}", slugs(&l.writes, 4)));
+        }
+        if !l.reads.is_empty() {
+            io.push(format!("reads {}", slugs(&l.reads, 4)));
+        }
+        if !l.emits.is_empty() {
+            io.push(format!("emits {} metric(s)", l.emits.len()));
+        }
+        if !io.is_empty() {
+            let _ = writeln!(o, "    {}", dim(&io.join("; ")));
+        }
+    }
+    for m in &x.metrics {
+        shown.insert(&m.id);
+    }
     for incoming in [false, true] {
         for (label, items) in grouped(x, incoming) {
-            let _ = writeln!(o, "{}", bold(&format!("{label}:")));
-            for i in items {
+            let rest: Vec<&(String, String)> = items.iter().filter(|(id, _)| !shown.contains(id.as_str())).collect();
+            let hidden = items.len() - rest.len();
+            if rest.is_empty() {
+                continue;
+            }
+            let also = if hidden > 0 { format!(", {hidden} shown above") } else { String::new() };
+            let _ = writeln!(o, "{}", bold(&format!("{label} ({}{also}):", rest.len())));
+            for (_, i) in rest.iter().take(8) {
                 let _ = writeln!(o, "  • {i}");
+            }
+            if rest.len() > 8 {
+                let _ = writeln!(o, "  • … and {} more (kubewhy explain {} -o json)", rest.len() - 8, e.id);
             }
         }
     }
-    // For components: each loop with the fields it writes, its metrics and its failure modes.
-    for l in &x.loops {
-        let _ = writeln!(o, "{} {}", bold("loop"), bold(&format!("{} ({})", l.loop_.title, l.loop_.id)));
-        let list = |v: &[kubewhy_engine::diagnose::EntityRef]| v.iter().map(|r| r.id.split_once('/').map(|(_, s)| s).unwrap_or(&r.id).to_string()).collect::<Vec<_>>().join(", ");
-        if !l.writes.is_empty() {
-            let _ = writeln!(o, "    writes: {}", list(&l.writes));
-        }
-        if !l.reads.is_empty() {
-            let _ = writeln!(o, "    reads: {}", list(&l.reads));
-        }
-        if !l.emits.is_empty() {
-            let _ = writeln!(o, "    metrics: {}", list(&l.emits));
-        }
-        for f in &l.failure_modes {
-            let _ = writeln!(o, "    failure mode: {} ({})", f.title, f.id);
-        }
-    }
     if !x.metrics.is_empty() {
-        let shown: Vec<&str> = x.metrics.iter().take(40).map(|m| m.title.as_str()).collect();
-        let more = x.metrics.len().saturating_sub(shown.len());
-        let _ = writeln!(o, "{} {}{}", bold(&format!("metrics exposed ({}):", x.metrics.len())), shown.join(", "), if more > 0 { format!(" … and {more} more (kubewhy explain -o json)") } else { String::new() });
+        let names: Vec<&str> = x.metrics.iter().take(12).map(|m| m.title.as_str()).collect();
+        let more = x.metrics.len().saturating_sub(names.len());
+        let _ = writeln!(o, "{} {}{}", bold(&format!("metrics exposed ({}):", x.metrics.len())), names.join(", "), if more > 0 { format!(", … and {more} more (kubewhy explain {} -o json)", e.id) } else { String::new() });
     }
     if !e.references.is_empty() {
         let _ = writeln!(o, "{}", bold("references:"));
@@ -451,9 +503,12 @@ pub(crate) fn explanation_markdown(x: &Explanation, _engine: &Engine) -> String 
     }
     for incoming in [false, true] {
         for (label, items) in grouped(x, incoming) {
-            let _ = writeln!(o, "\n## {label}\n");
-            for i in items {
+            let _ = writeln!(o, "\n## {label} ({})\n", items.len());
+            for (_, i) in items.iter().take(20) {
                 let _ = writeln!(o, "- {i}");
+            }
+            if items.len() > 20 {
+                let _ = writeln!(o, "- … and {} more", items.len() - 20);
             }
         }
     }

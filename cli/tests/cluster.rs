@@ -141,12 +141,14 @@ fn scan_json_shape() {
 #[test]
 fn text_and_markdown_reports() {
     let (_, text) = scan("pending-cpu", &[]);
-    assert!(text.starts_with("kubewhy scan: snapshot tests/fixtures/cluster/pending-cpu, all namespaces, Kubernetes v1.35.0"), "{text}");
+    assert!(text.starts_with("kubewhy scan: every namespace of snapshot tests/fixtures/cluster/pending-cpu\nKubernetes v1.35.0\n"), "{text}");
     assert!(text.contains("✗ failure-mode/insufficient-resources"), "{text}");
     assert!(text.contains("mechanism: failure-mode/insufficient-resources → loop/"), "{text}");
     assert!(text.contains("Pod shop/cpu-hog:"), "{text}");
     assert!(text.contains("fixes:"), "{text}");
-    assert!(text.lines().last().is_some_and(|l| l.contains("probe(s):") && l.contains("1 failure mode(s) found")), "{text}");
+    // Scope, source, conclusion and summary first, then the detail.
+    assert!(text.lines().nth(2).is_some_and(|l| l.starts_with("1 failure mode(s) found in every namespace")), "{text}");
+    assert!(text.lines().nth(3).is_some_and(|l| l.contains("probe(s):") && l.contains("1 failure mode(s) found")), "{text}");
     assert!(!text.contains('\u{1b}'), "no ANSI escapes off a terminal");
     let (_, md) = scan("pending-cpu", &["--output", "markdown"]);
     assert!(md.starts_with("# kubewhy scan"), "{md}");

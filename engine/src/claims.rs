@@ -120,6 +120,109 @@ fn version_of(s: &str) -> Option<Version> {
     r.captures(s).and_then(|c| c[1].parse::<u16>().ok()).map(|minor| Version { major: 1, minor })
 }
 
+/// Whether `phrase` occurs in `sentence` (both lowercased) between word boundaries.
+fn has_phrase(sentence: &str, phrase: &str) -> bool {
+    let mut from = 0;
+    while let Some(i) = sentence[from..].find(phrase) {
+        let (a, b) = (from + i, from + i + phrase.len());
+        let before = sentence[..a].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+        let after = sentence[b..].chars().next().is_none_or(|c| !c.is_alphanumeric());
+        if before && after {
+            return true;
+        }
+        from = b;
+    }
+    false
+}
+
+/// Curated entities the sentence names by title or alias (two words or more) that cite KEPs
+/// or feature gates: the subjects a KEP number or a gate in the same sentence is attached to.
+fn named_subjects<'a>(kb: &'a KnowledgeBase, sentence: &str) -> Vec<(&'a crate::model::Entity, String)> {
+    let l = sentence.to_lowercase();
+    let mut out: Vec<(&crate::model::Entity, String)> = Vec::new();
+    for e in kb.entities() {
+        if matches!(e.kind, Kind::Symptom | Kind::Check | Kind::Fix | Kind::Kep | Kind::FeatureGate | Kind::Release) || (e.keps.is_empty() && e.feature_gates.is_empty()) {
+            continue;
+        }
+        let name = std::iter::once(&e.title).chain(&e.aliases).map(|n| n.to_lowercase()).filter(|n| n.split_whitespace().count() >= 2 && n.len() >= 10).find(|n| has_phrase(&l, n));
+        if let Some(n) = name {
+            out.push((e, n));
+        }
+    }
+    out
+}
+
+/// Why KEP `n` does not fit the subject the sentence attaches it to, if it does not: another
+/// KEP's title, a curated entity described by other KEPs, or a gate of other KEPs.
+fn kep_subject_mismatch(kb: &KnowledgeBase, sentence: &str, n: u32) -> Option<String> {
+    let up = kb.upstream();
+    let k = up.keps.get(&n)?;
+    let l = sentence.to_lowercase();
+    let own = std::iter::once(&k.title).chain(&k.other_titles).any(|t| has_phrase(&l, &t.to_lowercase()));
+    if own {
+        return None;
+    }
+    // Another KEP named by its title.
+    if let Some(o) = up.keps.values().find(|o| o.number != n && o.title.split_whitespace().count() >= 2 && has_phrase(&l, &o.title.to_lowercase())) {
+        return Some(format!("\"{}\" is KEP-{}, not KEP-{n}", o.title, o.number));
+    }
+    // A gate of other KEPs.
+    static CAMEL: OnceLock<Regex> = OnceLock::new();
+    for c in re(&CAMEL, r"\b([A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+)\b").captures_iter(sentence) {
+        if let Some(g) = up.gates.get(&c[1]) {
+            if !g.keps.is_empty() && !g.keps.contains(&n) && !k.feature_gates.contains(&g.name) {
+                let ks: Vec<String> = g.keps.iter().map(|x| format!("KEP-{x}")).collect();
+                return Some(format!("the feature gate {} belongs to {}, not KEP-{n}", g.name, ks.join(", ")));
+            }
+        }
+    }
+    // A curated subject described by other KEPs.
+    let subjects = named_subjects(kb, sentence);
+    let with_keps: Vec<_> = subjects.iter().filter(|(e, _)| !e.keps.is_empty()).collect();
+    if !with_keps.is_empty() && with_keps.iter().all(|(e, _)| !e.keps.contains(&n)) {
+        let (e, name) = with_keps[0];
+        let ks: Vec<String> = e.keps.iter().map(|x| format!("KEP-{x}")).collect();
+        return Some(format!("{name} is described by {} ({}), not KEP-{n}", ks.join(", "), e.id));
+    }
+    None
+}
+
+/// Why gate `g` does not fit the subject the sentence attaches it to, if it does not: a curated
+/// entity gated by other gates and described by KEPs the gate is not part of.
+fn gate_subject_mismatch(kb: &KnowledgeBase, sentence: &str, g: &FeatureGate) -> Option<String> {
+    // Only a sentence that attaches the gate to something ("X enables Y", "X is the gate for Y").
+    let l = sentence.to_lowercase();
+    if ![" enables ", " enabled ", " gates ", " controls ", " turns on ", " introduces ", " introduced ", " is the gate for ", " is the feature gate for ", " adds "].iter().any(|v| l.contains(v)) {
+        return None;
+    }
+    let subjects = named_subjects(kb, sentence);
+    let gated: Vec<_> = subjects.iter().filter(|(e, _)| !e.feature_gates.is_empty()).collect();
+    if gated.is_empty() || gated.iter().any(|(e, _)| e.feature_gates.contains(&g.name) || e.keps.iter().any(|k| g.keps.contains(k))) {
+        return None;
+    }
+    let (e, name) = gated[0];
+    Some(format!("{name} is gated by {}, not {} ({})", e.feature_gates.join(", "), g.name, e.id))
+}
+
+/// Why metric `component` does not fit the component the sentence says exposes it, if it does not.
+fn metric_component_mismatch(kb: &KnowledgeBase, sentence: &str, name: &str, component: &str) -> Option<String> {
+    static BY: OnceLock<Regex> = OnceLock::new();
+    if component == "component/client-go" {
+        return None;
+    }
+    let l = sentence.to_lowercase();
+    let by = re(&BY, r"(?i)\b(?:exposed|emitted|exported|reported|published)\s+by\s+(?:the\s+)?(.{3,60})");
+    let said = by.captures(&l)?.get(1)?.as_str().to_string();
+    let said_component = kb.of_kind(Kind::Component).find(|c| {
+        let names: Vec<String> = std::iter::once(c.title.as_str()).chain(c.aliases.iter().map(String::as_str)).chain(std::iter::once(c.slug())).map(str::to_lowercase).collect();
+        names.iter().any(|n| n.len() >= 3 && said.starts_with(n.as_str()) && said[n.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric() && c != '-'))
+    })?;
+    if said_component.id == component || kb.get(component).is_some_and(|c| matches!(&c.data, crate::model::KindData::Component { part_of: Some(p), .. } if *p == said_component.id)) {
+        return None;
+    }
+    Some(format!("{name} is exposed by {component}, not {}", said_component.id))
+}
+
 /// Finds and checks every claim in `text`, in order of appearance.
 pub fn check(kb: &KnowledgeBase, text: &str) -> Vec<Claim> {
     static CAMEL: OnceLock<Regex> = OnceLock::new();
@@ -177,6 +280,10 @@ pub fn check(kb: &KnowledgeBase, text: &str) -> Vec<Claim> {
                             (if ever { Verdict::Supported } else { Verdict::Contradicted }, format!("{}: {}", g.name, lifecycle(g)))
                         }
                         _ => (Verdict::Supported, format!("{} is a feature gate: {}", g.name, lifecycle(g))),
+                    };
+                    let (verdict, fact) = match gate_subject_mismatch(kb, sentence, g) {
+                        Some(why) if verdict != Verdict::Contradicted => (Verdict::Contradicted, format!("{why}; {fact}")),
+                        _ => (verdict, fact),
                     };
                     if !claims.iter().any(|x| x.kind == "feature-gate" && x.subject == g.name && x.text == clip(sentence)) {
                         claims.push(Claim {
@@ -240,7 +347,13 @@ pub fn check(kb: &KnowledgeBase, text: &str) -> Vec<Claim> {
                         if k.beta.is_empty() { String::new() } else { format!(", beta {}", k.beta) },
                         if k.stable.is_empty() { String::new() } else { format!(", stable {}", k.stable) }
                     );
-                    let verdict = if !ok_title || stage_ok == Some(false) { Verdict::Contradicted } else { Verdict::Supported };
+                    // Without a title in brackets, the subject the sentence attaches the number to.
+                    let mismatch = if title.is_none() { kep_subject_mismatch(kb, sentence, n) } else { None };
+                    let verdict = if !ok_title || stage_ok == Some(false) || mismatch.is_some() { Verdict::Contradicted } else { Verdict::Supported };
+                    let fact = match mismatch {
+                        Some(why) => format!("{fact}; {why}"),
+                        None => fact,
+                    };
                     (verdict, fact, Some(format!("kep/{n}")))
                 }
             };
@@ -258,7 +371,10 @@ pub fn check(kb: &KnowledgeBase, text: &str) -> Vec<Claim> {
             }
             let base = ["_bucket", "_sum", "_count"].iter().find_map(|s| name.strip_suffix(s)).filter(|b| up.metrics.contains_key(*b)).unwrap_or(name);
             let (verdict, fact, entity) = match up.metrics.get(base) {
-                Some(m) => (Verdict::Supported, format!("{} is a {} exposed by {} ({})", m.name, m.metric_type, m.component, m.source), Some(format!("metric/{}", m.name))),
+                Some(m) => match metric_component_mismatch(kb, sentence, &m.name, &m.component) {
+                    Some(why) => (Verdict::Contradicted, format!("{why} ({})", m.source), Some(format!("metric/{}", m.name))),
+                    None => (Verdict::Supported, format!("{} is a {} exposed by {} ({})", m.name, m.metric_type, m.component, m.source), Some(format!("metric/{}", m.name))),
+                },
                 None if known_prefix && !up.metrics.is_empty() && !name.starts_with("process_") && !name.starts_with("go_") && !name.starts_with("container_") && !name.starts_with("node_") => {
                     let close = up.metrics.keys().min_by_key(|n| crate::knowledge::strsim_distance(n, name)).cloned().unwrap_or_default();
                     (Verdict::Contradicted, format!("no metric named {name} is known (closest: {close})"), None)

@@ -826,18 +826,39 @@ fn read_symptom(r: &mut Reader<'_, '_>) -> SymptomData {
     }
     if let Some(t) = &text {
         if source.is_none() {
-            r.err("source", "a symptom with machine text must name the source that emits it (`owner/repo:path`)".into());
+            r.err("source", format!("a symptom with machine text must name the source that emits it ({SOURCE_FORMS})"));
         }
         if let Err(m) = crate::signals::check_template(t) {
             r.err("text", m);
         }
     }
     if let Some(s) = &source {
-        if !s.contains(':') && !s.starts_with("http") {
-            r.err("source", format!("`{s}` is not `owner/repo:path` or a URL"));
+        if !is_source(s) {
+            r.err("source", format!("`{s}` is not a source: use {SOURCE_FORMS}"));
         }
     }
     SymptomData { signal, text, reason, code, source, weight }
+}
+
+/// The forms a symptom's `source` takes, for messages.
+pub const SOURCE_FORMS: &str = "`owner/repo:path` of a public repository, a URL, or `local:NAME` for in-house code (`local:payments-api/src/errors.go`)";
+
+/// Whether `s` is a source reference: `owner/repo:path`, an http(s) URL, or `local:NAME`
+/// (in-house code with no public repository; the name is free text).
+pub fn is_source(s: &str) -> bool {
+    let s = s.trim();
+    if s.starts_with("https://") || s.starts_with("http://") {
+        return true;
+    }
+    if let Some(name) = s.strip_prefix("local:") {
+        return !name.trim().is_empty();
+    }
+    match s.split_once(':') {
+        Some((repo, path)) => {
+            repo.split_once('/').is_some_and(|(o, n)| !o.is_empty() && !n.is_empty() && !n.contains('/') && !repo.contains(char::is_whitespace)) && !path.trim().is_empty()
+        }
+        None => false,
+    }
 }
 
 fn read_check(r: &mut Reader<'_, '_>) -> KindData {

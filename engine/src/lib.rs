@@ -440,7 +440,20 @@ impl Engine {
     /// # Errors
     /// [`NotFound`] with the closest gate names.
     pub fn gate(&self, name: &str, version: Option<model::Version>) -> Result<lookup::GateAnswer, NotFound> {
-        lookup::gate(&self.kb, name, version)
+        match lookup::gate(&self.kb, name, version) {
+            Err(nf) if name.split_whitespace().count() > 1 => {
+                // Words, not a name: the gate whose name spells them ("sidecar containers"), else
+                // the gates of the KEPs those words find.
+                let words = name.to_lowercase();
+                let spelled = self.kb.upstream().gates.keys().filter(|g| search::expand_camel_case(g).to_lowercase().contains(words.trim())).min_by_key(|g| g.len());
+                let from_keps = || self.kep(name).ok().into_iter().flatten().flat_map(|k| k.kep.feature_gates).find(|g| self.kb.upstream().gates.contains_key(g));
+                match spelled.cloned().or_else(from_keps) {
+                    Some(g) => lookup::gate(&self.kb, &g, version),
+                    None => Err(nf),
+                }
+            }
+            r => r,
+        }
     }
 
     /// KEPs by number or title words (see [`lookup::kep`]).
@@ -448,7 +461,32 @@ impl Engine {
     /// # Errors
     /// [`NotFound`] with the closest numbers or titles.
     pub fn kep(&self, query: &str) -> Result<Vec<lookup::KepAnswer>, NotFound> {
-        lookup::kep(&self.kb, query)
+        match lookup::kep(&self.kb, query) {
+            Err(nf) if query.trim().parse::<u32>().is_err() && !query.trim().to_lowercase().starts_with("kep") => {
+                // Words no KEP title holds: search as `kubewhy search` does, and answer with the
+                // KEPs found and the KEPs the entities found cite, best hit first (at most 5).
+                let mut numbers: Vec<u32> = Vec::new();
+                for h in self.search(query, None, 10) {
+                    let Some(e) = self.kb.get(&h.id) else { continue };
+                    let cited: Vec<u32> = match e.slug().parse::<u32>() {
+                        Ok(n) if e.kind == Kind::Kep => vec![n],
+                        _ => e.keps.clone(),
+                    };
+                    for n in cited {
+                        if !numbers.contains(&n) && self.kb.upstream().keps.contains_key(&n) {
+                            numbers.push(n);
+                        }
+                    }
+                }
+                let found: Vec<lookup::KepAnswer> = numbers.iter().take(5).filter_map(|n| lookup::kep(&self.kb, &n.to_string()).ok()).flatten().collect();
+                if found.is_empty() {
+                    Err(nf)
+                } else {
+                    Ok(found)
+                }
+            }
+            r => r,
+        }
     }
 
     /// A metric (see [`lookup::metric`]).

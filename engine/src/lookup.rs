@@ -97,10 +97,14 @@ pub fn gate(kb: &KnowledgeBase, name: &str, version: Option<Version>) -> Result<
         let d = match s.default {
             Some(true) => ", on by default",
             Some(false) => ", off by default",
-            None => "",
+            None => ", default not stated by its source",
         };
         let l = if s.locked == Some(true) { ", locked to its default" } else { "" };
-        format!("{} (since {}){d}{l}", s.stage, s.version)
+        let from = match &s.source {
+            Some(src) => format!(" [from {src}]"),
+            None => String::new(),
+        };
+        format!("{} (since {}){d}{l}{from}", s.stage, s.version)
     };
     let statement = match (version, &at) {
         (Some(v), Some(s)) => format!("{} at Kubernetes {v}: {}", g.name, describe(s)),
@@ -113,10 +117,18 @@ pub fn gate(kb: &KnowledgeBase, name: &str, version: Option<Version>) -> Result<
             None => format!("{}: no lifecycle is recorded", g.name),
         },
     };
-    let statement = if g.in_feature_list {
-        statement
+    let removed = if g.removed {
+        let last = if g.last_version.is_empty() { String::new() } else { format!(" after {}", g.last_version) };
+        format!("; removed{last}")
     } else {
-        format!("{statement} (known only from KEP milestones: the gate is not in the current feature list, so it was removed or renamed; defaults unknown)")
+        String::new()
+    };
+    let statement = if g.in_feature_list {
+        format!("{statement} (source: the feature list, {})", g.source)
+    } else if g.source.starts_with("kubernetes/website:") {
+        format!("{statement}{removed} (source: the Kubernetes website's page for the gate, {}; the gate is not in the current feature list)", g.source)
+    } else {
+        format!("{statement} (known only from KEP milestones, {}: the gate is not in the current feature list or on the website, so it was removed or renamed; defaults unknown)", g.source)
     };
     let gated = kb.entities().iter().filter(|e| e.feature_gates.iter().any(|x| x == &g.name) && e.kind != Kind::Kep).map(|e| eref(kb, &e.id)).collect();
     Ok(GateAnswer {

@@ -91,6 +91,50 @@ pub fn normalize(text: &str) -> String {
     out
 }
 
+/// [`normalize`] without the lowercasing: the same characters at the same byte offsets when
+/// lowercasing keeps every character's length (ASCII and most text), so a span found in the
+/// normalised text can be shown as the input spelled it. `None` when the lengths differ.
+fn normalize_keep_case(text: &str, normalized: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut last_space = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let c = match c {
+            '\\' if chars.peek() == Some(&'"') => continue,
+            '\u{201c}' | '\u{201d}' | '\u{201e}' => '"',
+            '\u{2018}' | '\u{2019}' => '\'',
+            c => c,
+        };
+        if c.is_whitespace() {
+            if !last_space {
+                out.push(' ');
+            }
+            last_space = true;
+        } else {
+            last_space = false;
+            out.push(c);
+        }
+    }
+    (out.len() == normalized.len()).then_some(out)
+}
+
+/// The text a match shows people: the matched span as the input spelled it, extended to the
+/// end of the word a trailing placeholder cut ("Insufficient c" becomes "Insufficient cpu"),
+/// without trailing punctuation, at most 200 characters.
+fn shown_text(kept: Option<&str>, normalized: &str, span: (usize, usize)) -> String {
+    let src = kept.unwrap_or(normalized);
+    let (start, mut end) = span;
+    let bytes = src.as_bytes();
+    while end < bytes.len() && !bytes[end].is_ascii_whitespace() && !matches!(bytes[end], b',' | b';' | b'"' | b'\'' | b')' | b']') {
+        end += 1;
+    }
+    while end > start && !src.is_char_boundary(end) {
+        end -= 1;
+    }
+    let t = src.get(start..end).unwrap_or("").trim_end_matches(['.', ':', ',', ';']).trim();
+    t.chars().take(200).collect()
+}
+
 /// A symptom template compiled into a matcher over [`normalize`]d text.
 #[derive(Debug, Clone)]
 pub struct Template {
@@ -524,6 +568,12 @@ pub fn extract(input: &str, normalized: &str, vocab: &Vocabulary, templates: &[T
 
     // Templates.
     s.templates = templates.iter().filter_map(|t| t.find(normalized)).collect();
+    if !s.templates.is_empty() {
+        let kept = normalize_keep_case(input, normalized);
+        for m in &mut s.templates {
+            m.text = shown_text(kept.as_deref(), normalized, m.span);
+        }
+    }
 
     s.event_reasons = event_reasons.into_iter().collect();
     s.status_reasons = status_reasons.into_iter().collect();
@@ -570,6 +620,19 @@ mod tests {
         let t = tpl("Insufficient {resource}");
         assert!(t.find(&normalize("0/3 nodes are available: 3 Insufficient cpu.")).is_some());
         assert!(t.find(&normalize("insufficient")).is_none());
+    }
+
+    /// Issue 15 (8): the evidence showed "insufficient c", a lowercased template cut inside a word.
+    #[test]
+    fn matched_text_is_the_input_spelling_cut_at_a_word_end() {
+        let input = "0/3 nodes are available: 3 Insufficient cpu.";
+        let s = extract(input, &normalize(input), &Vocabulary::default(), &[tpl("Insufficient {resource}")]);
+        assert_eq!(s.templates.len(), 1);
+        assert_eq!(s.templates[0].text, "Insufficient cpu");
+        let input = "Warning  FailedMount  Unable to attach or mount volumes: unmounted volumes=[data";
+        let t = tpl("Unable to attach or mount volumes: unmounted volumes=[{v}], unattached volumes=[{u}]: timed out waiting for the condition");
+        let s = extract(input, &normalize(input), &Vocabulary::default(), &[t]);
+        assert_eq!(s.templates[0].text, "Unable to attach or mount volumes: unmounted volumes=[data");
     }
 
     #[test]

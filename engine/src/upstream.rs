@@ -46,6 +46,10 @@ pub struct GateStep {
     /// Whether the gate is locked to its default from this version on, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locked: Option<bool>,
+    /// Where this step comes from when not from the gate's `source` (a step of the Kubernetes
+    /// website's page for the gate, before the versions the feature list covers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// A feature gate (`feature-gate/<name>`).
@@ -60,9 +64,16 @@ pub struct FeatureGate {
     /// KEP metadata (removed or renamed since) are `false`, and their steps come from the KEP's
     /// alpha/beta/stable milestones with unknown defaults.
     pub in_feature_list: bool,
+    /// Whether the Kubernetes website's page marks the gate removed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub removed: bool,
+    /// The last minor version the website's page lists the gate in (set for removed gates).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub last_version: String,
     /// Lifecycle steps, oldest first.
     pub step: Vec<GateStep>,
-    /// Where the facts come from.
+    /// Where the facts come from: the feature list, the website's page for the gate
+    /// (`kubernetes/website:content/…/feature-gates/<Name>.md`), or a KEP's milestones.
     pub source: String,
 }
 
@@ -232,6 +243,36 @@ struct YamlSpec {
     version: String,
 }
 
+/// One line of `kubernetes/feature-gates-website.jsonl`: a gate's page on the Kubernetes website.
+#[derive(Deserialize)]
+struct WebsiteGate {
+    name: String,
+    stages: Vec<WebsiteStage>,
+    #[serde(default)]
+    removed: bool,
+    path: String,
+}
+
+#[derive(Deserialize)]
+struct WebsiteStage {
+    stage: String,
+    default: Option<bool>,
+    from: String,
+    to: Option<String>,
+    locked: Option<bool>,
+}
+
+/// The website's stage word as the feature list spells it (`stable` is `GA`).
+fn website_stage(s: &str) -> String {
+    match s.to_ascii_lowercase().as_str() {
+        "alpha" => "Alpha".into(),
+        "beta" => "Beta".into(),
+        "stable" | "ga" => "GA".into(),
+        "deprecated" => "Deprecated".into(),
+        other => other.to_string(),
+    }
+}
+
 #[derive(Deserialize)]
 struct YamlMetric {
     name: String,
@@ -377,7 +418,7 @@ pub fn import_data(dir: &Path) -> Result<Generated, ImportError> {
         let step = g
             .versioned_specs
             .iter()
-            .map(|s| GateStep { version: s.version.clone(), stage: s.pre_release.clone(), default: Some(s.default), locked: Some(s.lock_to_default) })
+            .map(|s| GateStep { version: s.version.clone(), stage: s.pre_release.clone(), default: Some(s.default), locked: Some(s.lock_to_default), source: None })
             .collect();
         gates.insert(
             g.name.clone(),
@@ -385,6 +426,8 @@ pub fn import_data(dir: &Path) -> Result<Generated, ImportError> {
                 keps: gate_keps.get(&g.name).map(|s| s.iter().copied().collect()).unwrap_or_default(),
                 name: g.name,
                 in_feature_list: true,
+                removed: false,
+                last_version: String::new(),
                 step,
                 source: "kubernetes/kubernetes:test/compatibility_lifecycle/reference/versioned_feature_list.yaml".into(),
             },
@@ -399,7 +442,7 @@ pub fn import_data(dir: &Path) -> Result<Generated, ImportError> {
         if let Some(k) = kep {
             for (stage, v) in [("Alpha", &k.alpha), ("Beta", &k.beta), ("GA", &k.stable)] {
                 if !v.is_empty() {
-                    step.push(GateStep { version: v.clone(), stage: stage.into(), default: None, locked: None });
+                    step.push(GateStep { version: v.clone(), stage: stage.into(), default: None, locked: None, source: None });
                 }
             }
         }
@@ -409,10 +452,64 @@ pub fn import_data(dir: &Path) -> Result<Generated, ImportError> {
                 name: name.clone(),
                 keps: numbers.iter().copied().collect(),
                 in_feature_list: false,
+                removed: false,
+                last_version: String::new(),
                 step,
                 source: format!("kubernetes/enhancements:{}/kep.yaml", kep.map(|k| k.path.as_str()).unwrap_or("keps")),
             },
         );
+    }
+
+    // The website's per-gate pages: the lifecycle (with defaults) of gates the feature list
+    // does not hold (removed ones included), and the steps before the versions it covers. The
+    // feature list wins where both speak; KEP milestones (no defaults) give way to the website.
+    let wf = "kubernetes/feature-gates-website.jsonl";
+    for (i, line) in read(dir, wf)?.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let w: WebsiteGate = serde_json::from_str(line).map_err(|e| ImportError::Format { path: format!("{wf}:{}", i + 1), message: e.to_string() })?;
+        let source = format!("kubernetes/website:{}", w.path);
+        let steps: Vec<GateStep> = w
+            .stages
+            .iter()
+            .filter_map(|s| {
+                let version = milestone(&s.from);
+                (!version.is_empty()).then(|| GateStep { version, stage: website_stage(&s.stage), default: s.default, locked: s.locked, source: None })
+            })
+            .collect();
+        let last_version = if w.removed { w.stages.iter().filter_map(|s| s.to.as_deref()).map(milestone).filter(|v| !v.is_empty()).next_back().unwrap_or_default() } else { String::new() };
+        match gates.get_mut(&w.name) {
+            Some(g) if g.in_feature_list => {
+                let first = g.step.first().and_then(|s| crate::model::Version::parse(&s.version).ok());
+                let earlier: Vec<GateStep> = steps
+                    .into_iter()
+                    .filter(|s| first.is_some_and(|f| crate::model::Version::parse(&s.version).is_ok_and(|v| v < f)))
+                    .map(|s| GateStep { source: Some(source.clone()), ..s })
+                    .collect();
+                g.step.splice(0..0, earlier);
+            }
+            Some(g) => {
+                g.step = steps;
+                g.source = source;
+                g.removed = w.removed;
+                g.last_version = last_version;
+            }
+            None => {
+                gates.insert(
+                    w.name.clone(),
+                    FeatureGate {
+                        keps: gate_keps.get(&w.name).map(|s| s.iter().copied().collect()).unwrap_or_default(),
+                        name: w.name,
+                        in_feature_list: false,
+                        removed: w.removed,
+                        last_version,
+                        step: steps,
+                        source,
+                    },
+                );
+            }
+        }
     }
 
     // Metrics: Kubernetes (documentation list, then the newer stable list), etcd, CoreDNS, kube-state-metrics.
@@ -513,7 +610,10 @@ pub fn import(dir: &Path) -> Result<Vec<(String, String)>, ImportError> {
     Ok(vec![
         (
             "generated/feature-gates.toml".into(),
-            header(&format!("{} feature gates.", g.feature_gate.len()), "kubernetes/feature-gates/versioned_feature_list.yaml and keps/keps.tsv")
+            header(
+                &format!("{} feature gates.", g.feature_gate.len()),
+                "kubernetes/feature-gates/versioned_feature_list.yaml, kubernetes/feature-gates-website.jsonl and keps/keps.tsv",
+            )
                 + &ser(&Generated { feature_gate: g.feature_gate.clone(), ..Default::default() })?,
         ),
         (

@@ -32,7 +32,7 @@ pub struct VerifyClusterParams {
     /// A symptom text (error, events, describe output) to diagnose and then check against the cluster; used when `object` is not given.
     #[serde(default)]
     pub symptom: Option<String>,
-    /// The namespace (the object's, or the one to check for a symptom); default: the kubeconfig context's namespace.
+    /// The namespace (the object's, or the one to check for a symptom); default: the context's namespace (a snapshot: every namespace).
     #[serde(default)]
     pub namespace: Option<String>,
     /// Check every namespace (symptom only).
@@ -50,7 +50,7 @@ pub struct VerifyClusterParams {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScanClusterParams {
-    /// The namespace to scan; default: the kubeconfig context's namespace. Cluster-scoped kinds are always read.
+    /// The namespace to scan; default: the context's namespace (a snapshot: every namespace). Cluster-scoped kinds are always read.
     #[serde(default)]
     pub namespace: Option<String>,
     /// Scan every namespace.
@@ -163,6 +163,10 @@ pub struct SummaryOut {
 /// Output of `scan_cluster`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ScanClusterOutput {
+    /// What was read: every namespace, or one namespace (other namespaces not read).
+    pub scope: String,
+    /// The answer in one line, with what was and was not covered.
+    pub conclusion: String,
     /// Where the state came from.
     pub source: SourceOut,
     /// Failure modes found, most affected objects first.
@@ -201,6 +205,10 @@ pub struct CandidateOut {
 /// Output of `verify_cluster`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct VerifyClusterOutput {
+    /// What was read: every namespace, or one namespace (other namespaces not read).
+    pub scope: String,
+    /// The answer in one line, with what was and was not covered.
+    pub conclusion: String,
     /// Where the state came from.
     pub source: SourceOut,
     /// The object verified, when one was given.
@@ -265,11 +273,7 @@ fn summary(s: &report::Summary) -> SummaryOut {
 }
 
 fn scope_of(cluster: &Cluster, namespace: Option<String>, all: Option<bool>) -> Scope {
-    if all == Some(true) {
-        Scope::All
-    } else {
-        Scope::Namespace(namespace.filter(|n| !n.trim().is_empty()).unwrap_or_else(|| cluster.default_namespace().to_string()))
-    }
+    cluster.scope(namespace.as_deref(), all == Some(true))
 }
 
 fn version_arg(v: Option<&str>) -> Result<Option<Version>, String> {
@@ -315,16 +319,15 @@ pub(crate) async fn scan_cluster(engine: &Engine, access: &ClusterAccess, p: Sca
         r.redact(&Redactor::new(&c.state));
     }
     let out = ScanClusterOutput {
+        scope: r.scope.clone(),
+        conclusion: r.conclusion.clone(),
         source: source(&r.source),
         findings: r.findings.iter().map(group).collect(),
         unknown: unknown(&r.unknown),
         notices: r.notices.clone(),
         summary: summary(&r.summary),
     };
-    let mut md = format!("# Cluster scan\n\n{}\n", out.source.cluster);
-    if out.findings.is_empty() {
-        md.push_str("\nNo failure mode found.\n");
-    }
+    let mut md = format!("# Cluster scan\n\nScope: {}\n\n{}\n", out.scope, out.conclusion);
     for g in &out.findings {
         let _ = writeln!(md, "\n## {} (`{}`)\n\nMechanism: {}\n", g.title, g.failure_mode, g.mechanism.join(" → "));
         findings_md(&mut md, &g.objects);
@@ -373,6 +376,8 @@ pub(crate) async fn verify_cluster(engine: &Engine, access: &ClusterAccess, p: V
         r.redact(&Redactor::new(&c.state));
     }
     let out = VerifyClusterOutput {
+        scope: r.scope.clone(),
+        conclusion: r.conclusion.clone(),
         source: source(&r.source),
         object: r.target.as_ref().map(|t| t.to_string()),
         candidates: r
@@ -395,7 +400,7 @@ pub(crate) async fn verify_cluster(engine: &Engine, access: &ClusterAccess, p: V
         summary: summary(&r.summary),
     };
     let what = out.object.clone().unwrap_or_else(|| "symptom".into());
-    let mut md = format!("# Verify {what}\n\n{}\n\nRe-ranked by cluster evidence: holds, then unknown, then does not hold.\n", out.source.cluster);
+    let mut md = format!("# Verify {what}\n\nScope: {}\n\n{}\n\nRe-ranked by cluster evidence: holds, then unknown, then does not hold.\n", out.scope, out.conclusion);
     for c in &out.candidates {
         let _ = writeln!(md, "\n{}. **{}** (`{}`): {}: {}", c.rank, c.title, c.id, c.evidence.replace('_', " "), c.because);
         findings_md(&mut md, &c.objects);

@@ -68,13 +68,55 @@ impl std::fmt::Debug for KubewhyServer {
     }
 }
 
+/// The output schema as the tool list sends it: an object. The answer's shape is documented in
+/// the README and pinned by the full-schema snapshot test; sending it in every session's tool
+/// list cost about 10,000 characters that a model, which reads the answer itself, does not need.
+fn shallow_output(_schema: &JsonObject) -> JsonObject {
+    let mut out = JsonObject::new();
+    out.insert("type".into(), serde_json::json!("object"));
+    out
+}
+
+/// The input schema without what a model does not need to call the tool: `$schema`, the
+/// struct's title, `default: null` and integer `format`s (argument descriptions, examples and
+/// ranges stay).
+fn lean_input(schema: &mut JsonObject) {
+    schema.remove("$schema");
+    schema.remove("title");
+    if let Some(props) = schema.get_mut("properties").and_then(serde_json::Value::as_object_mut) {
+        for p in props.values_mut() {
+            if let Some(p) = p.as_object_mut() {
+                if p.get("default") == Some(&serde_json::Value::Null) {
+                    p.remove("default");
+                }
+                p.remove("format");
+            }
+        }
+    }
+    if let Some(defs) = schema.get_mut("$defs").and_then(serde_json::Value::as_object_mut) {
+        for d in defs.values_mut() {
+            if let Some(d) = d.as_object_mut() {
+                d.remove("description");
+                if let Some(serde_json::Value::Array(alts)) = d.get_mut("oneOf") {
+                    for a in alts.iter_mut().filter_map(serde_json::Value::as_object_mut) {
+                        a.remove("description");
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn tool<P: schemars::JsonSchema + 'static, O: schemars::JsonSchema + 'static>(name: &'static str, title: &'static str, description: &'static str) -> Tool {
-    let input = schema_for_input::<P>().unwrap_or_else(|e| {
+    let mut input = (*schema_for_input::<P>().unwrap_or_else(|e| {
         tracing::error!(tool = name, error = %e, "input schema is not an object schema");
         rmcp::handler::server::common::schema_for_empty_input()
-    });
-    let mut t = Tool::new(name, description, input).with_raw_output_schema(schema_for_output::<O>()).with_title(title);
-    t = t.with_annotations(ToolAnnotations::with_title(title).read_only(true).destructive(false).idempotent(true).open_world(false));
+    }))
+    .clone();
+    lean_input(&mut input);
+    let output = shallow_output(&schema_for_output::<O>());
+    let mut t = Tool::new(name, description, Arc::new(input)).with_raw_output_schema(Arc::new(output)).with_title(title);
+    t = t.with_annotations(ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(false));
     t
 }
 
@@ -111,8 +153,7 @@ fn tool_list() -> Vec<Tool> {
 /// The cluster tools, read-only; open-world when they reach a live cluster.
 fn cluster_tools(live: bool) -> Vec<Tool> {
     let mark = |t: Tool| {
-        let title = t.title.clone().unwrap_or_default();
-        t.with_annotations(ToolAnnotations::with_title(title).read_only(true).destructive(false).idempotent(true).open_world(live))
+        t.with_annotations(ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(live))
     };
     vec![
         mark(tool::<cluster::VerifyClusterParams, cluster::VerifyClusterOutput>(

@@ -308,18 +308,9 @@ pub(crate) fn entity_markdown(e: &Entity, outgoing: &[wire::Related], incoming: 
             let _ = writeln!(s, "- feature gates: {}", e.feature_gates.join(", "));
         }
     }
-    if !outgoing.is_empty() || !incoming.is_empty() {
-        s.push_str("\n## Relations\n");
-        for r in outgoing.iter().take(30) {
-            let _ = writeln!(s, "- {} → {} (`{}`)", r.property, r.title, r.id);
-        }
-        for r in incoming.iter().take(30) {
-            let _ = writeln!(s, "- ← {} from {} (`{}`)", r.property, r.title, r.id);
-        }
-        let more = outgoing.len().saturating_sub(30) + incoming.len().saturating_sub(30);
-        if more > 0 {
-            let _ = writeln!(s, "- … and {more} more");
-        }
+    // What it is first, then its loops, then the relations grouped by property and counted.
+    if !e.body.trim().is_empty() {
+        let _ = writeln!(s, "\n{}", e.body.trim());
     }
     if let Some(loops) = loops.filter(|l| !l.is_empty()) {
         s.push_str("\n## Loops\n");
@@ -328,8 +319,22 @@ pub(crate) fn entity_markdown(e: &Entity, outgoing: &[wire::Related], incoming: 
             let _ = writeln!(s, "- {} (`{}`){}", l.loop_.title, l.loop_.id, if fms.is_empty() { String::new() } else { format!(": {}", fms.join(", ")) });
         }
     }
-    if !e.body.trim().is_empty() {
-        let _ = writeln!(s, "\n{}", e.body.trim());
+    if !outgoing.is_empty() || !incoming.is_empty() {
+        let _ = writeln!(s, "\n## Relations ({})", outgoing.len() + incoming.len());
+        for (arrow, rels) in [("→", outgoing), ("←", incoming)] {
+            let mut groups: Vec<(&str, Vec<&wire::Related>)> = Vec::new();
+            for r in rels {
+                match groups.iter_mut().find(|(p, _)| *p == r.property) {
+                    Some((_, v)) => v.push(r),
+                    None => groups.push((r.property.as_str(), vec![r])),
+                }
+            }
+            for (p, v) in groups {
+                let shown: Vec<String> = v.iter().take(6).map(|r| format!("`{}`", r.id)).collect();
+                let more = if v.len() > 6 { format!(", … and {} more", v.len() - 6) } else { String::new() };
+                let _ = writeln!(s, "- {arrow} {p} ({}): {}{more}", v.len(), shown.join(", "));
+            }
+        }
     }
     if !e.references.is_empty() {
         s.push_str("\n## References\n");

@@ -76,6 +76,24 @@ fn cluster_tool_schemas_snapshot() {
     insta::assert_json_snapshot!("cluster_tools", cluster);
 }
 
+/// Issue 15 (1): `scan_cluster {}` over a snapshot reads every namespace and says so first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue15_scan_cluster_of_a_snapshot_states_its_scope() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/cluster/wffc-deadlock");
+    let cluster = kubewhy_cluster::source::open(Some(&dir), &LiveOptions::default()).await.expect("snapshot opens");
+    let c = client(KubewhyServer::with_cluster(engine(), Some(Arc::new(ClusterAccess { cluster, redact: false })))).await;
+    let r = call(&c, "scan_cluster", json!({})).await;
+    let v = r.structured_content.clone().expect("structured");
+    assert!(v["scope"].as_str().is_some_and(|s| s.starts_with("every namespace of snapshot")), "{v}");
+    let fms: Vec<&str> = v["findings"].as_array().expect("findings").iter().filter_map(|f| f["failure_mode"].as_str()).collect();
+    assert!(fms.contains(&"failure-mode/wffc-pvc-pod-unschedulable-deadlock"), "{fms:?}");
+    assert!(text(&r).starts_with("# Cluster scan\n\nScope: every namespace of snapshot"), "{}", text(&r));
+    let r = call(&c, "scan_cluster", json!({"namespace": "default"})).await;
+    let v = r.structured_content.clone().expect("structured");
+    assert!(v["conclusion"].as_str().is_some_and(|s| s.contains("no failure mode found in namespace default") && s.contains("other namespaces")), "{v}");
+    c.cancel().await.ok();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scan_and_verify_over_mcp() {
     let api = TestApiServer::start(scenarios::lab(), Options::default());

@@ -84,6 +84,38 @@ async fn server_info_and_tools() {
     c.cancel().await.ok();
 }
 
+/// Issue 15 (4): the default tool list (as `tools/list` sends it) costs every assistant
+/// session; it stays under 8,000 characters with every argument documented.
+#[tokio::test]
+async fn issue15_tool_list_is_small() {
+    let c = client().await;
+    let tools = c.list_all_tools().await.expect("tools/list");
+    let chars = serde_json::to_string(&tools).expect("json").chars().count();
+    assert!(chars < 8_000, "the tool list is {chars} characters");
+    for t in &tools {
+        for (name, p) in t.input_schema.get("properties").and_then(Value::as_object).expect("properties") {
+            assert!(p.get("description").and_then(Value::as_str).is_some_and(|d| d.len() >= 10), "{}.{name} is documented", t.name);
+        }
+    }
+    c.cancel().await.ok();
+}
+
+/// Issue 15 (4): `explain` says what the entity is before its relations, and groups them.
+#[tokio::test]
+async fn issue15_explain_leads_with_the_description() {
+    let c = client().await;
+    let r = call(&c, "explain", json!({"id_or_name": "kubelet"})).await;
+    let md = text(&r);
+    let first_line = engine().explain("kubelet").expect("kubelet").entity.body.trim().lines().next().unwrap_or("").to_string();
+    let body = md.find(&first_line).expect("body");
+    let rels = md.find("## Relations").expect("relations");
+    let loops = md.find("## Loops").expect("loops");
+    assert!(body < loops && loops < rels, "description and loops before relations:\n{md}");
+    let rel_lines = md[rels..].lines().take_while(|l| !l.starts_with("## References")).count();
+    assert!(rel_lines < 25, "{rel_lines} relation lines:\n{md}");
+    c.cancel().await.ok();
+}
+
 /// The tool definitions as sent on the wire: a schema change shows in review.
 #[test]
 fn tool_schemas_snapshot() {

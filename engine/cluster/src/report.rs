@@ -161,6 +161,12 @@ pub struct Summary {
 /// The result of `kubewhy scan`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ScanReport {
+    /// What was read, in words, first: every namespace, or one namespace and what that leaves
+    /// out (see [`Source::scope`]).
+    pub scope: String,
+    /// The answer in one line: what was found, or that nothing was found, what was covered and
+    /// what was not (other namespaces, probes that could not decide, probes not applicable).
+    pub conclusion: String,
     /// Where the state came from.
     pub source: Source,
     /// Failure modes found, most affected objects first (then by id).
@@ -173,6 +179,64 @@ pub struct ScanReport {
     pub notices: Vec<String>,
     /// Counts.
     pub summary: Summary,
+}
+
+impl Source {
+    /// What was read, in words: `every namespace of snapshot DIR` or `namespace shop of live
+    /// cluster https://… (with cluster-scoped objects); other namespaces were not read …`.
+    pub fn scope(&self) -> String {
+        match (&self.namespace, self.all_namespaces) {
+            (Some(ns), false) => format!(
+                "namespace {ns} of {} (with cluster-scoped objects); other namespaces were not read (-A, or all_namespaces, reads every namespace)",
+                self.cluster
+            ),
+            _ => format!("every namespace of {}", self.cluster),
+        }
+    }
+
+    fn short_scope(&self) -> String {
+        match (&self.namespace, self.all_namespaces) {
+            (Some(ns), false) => format!("namespace {ns}"),
+            _ => "every namespace".to_string(),
+        }
+    }
+
+    fn objects_read(&self) -> String {
+        let n: usize = self.objects.values().sum();
+        let mut kinds: Vec<(&String, &usize)> = self.objects.iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+        let top: Vec<String> = kinds.iter().take(4).map(|(k, c)| format!("{c} {k}")).collect();
+        let more = if kinds.len() > 4 { format!(", {} more kinds", kinds.len() - 4) } else { String::new() };
+        if n == 0 {
+            "no objects".to_string()
+        } else {
+            format!("{n} objects ({}{more})", top.join(", "))
+        }
+    }
+}
+
+/// What a report did not cover: other namespaces, probes that could not decide (and the kinds
+/// they lacked), probes not applicable at the version.
+fn not_covered(src: &Source, s: &Summary, unknown: &[UnknownProbe]) -> String {
+    let mut out = Vec::new();
+    if let (Some(_), false) = (&src.namespace, src.all_namespaces) {
+        out.push("other namespaces".to_string());
+    }
+    if s.unknown > 0 {
+        let kinds: BTreeSet<&str> = unknown.iter().flat_map(|u| u.missing.iter().map(|m| m.kind.as_str())).collect();
+        let kinds: Vec<&str> = kinds.into_iter().collect();
+        let lacking = if kinds.is_empty() { String::new() } else { format!(" (lacking {})", kinds.join(", ")) };
+        out.push(format!("{} probe(s) that could not decide{lacking}", s.unknown));
+    }
+    if s.not_applicable > 0 {
+        let v = src.k8s_version.as_deref().map(|v| format!(" at {v}")).unwrap_or_default();
+        out.push(format!("{} probe(s) not applicable{v}", s.not_applicable));
+    }
+    if out.is_empty() {
+        "nothing".to_string()
+    } else {
+        out.join("; ")
+    }
 }
 
 fn source(c: &Collected, cluster: &str, scope: &Scope, k8s: Option<Version>) -> Source {
@@ -292,14 +356,18 @@ pub fn scan(engine: &Engine, c: &Collected, cluster: &str, scope: &Scope, k8s: O
         fill_group(kb, g);
     }
     findings.sort_by(|a, b| b.objects.len().cmp(&a.objects.len()).then_with(|| a.failure_mode.cmp(&b.failure_mode)));
-    ScanReport {
+    let mut r = ScanReport {
+        scope: String::new(),
+        conclusion: String::new(),
         source: source(c, cluster, scope, k8s),
         findings,
         unknown: unknown_probes(unknown),
         unavailable: unavailable(c),
         notices: c.notices.clone(),
         summary,
-    }
+    };
+    r.describe();
+    r
 }
 
 fn fill_group(kb: &KnowledgeBase, g: &mut FindingGroup) {
@@ -364,6 +432,11 @@ pub struct VerifiedCandidate {
 /// The result of `kubewhy verify`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VerifyReport {
+    /// What was read, in words, first (see [`Source::scope`]).
+    pub scope: String,
+    /// The answer in one line: how many candidates hold, or that none does, what was covered
+    /// and what was not.
+    pub conclusion: String,
     /// Where the state came from.
     pub source: Source,
     /// The symptom text diagnosed (for `verify KIND/NAME`, the text built from the object's
@@ -546,7 +619,9 @@ fn verify(
     rerank(&mut cands);
     let mut notices = c.notices.clone();
     notices.extend(d.notices.iter().cloned());
-    Ok(VerifyReport {
+    let mut r = VerifyReport {
+        scope: String::new(),
+        conclusion: String::new(),
         source: source(c, cluster, scope, k8s),
         input: text.to_string(),
         target,
@@ -556,7 +631,9 @@ fn verify(
         unavailable: unavailable(c),
         notices,
         summary,
-    })
+    };
+    r.describe();
+    Ok(r)
 }
 
 /// A symptom text for the target of a [`Collected`]: its kind and name, the `reason` and
@@ -639,6 +716,29 @@ fn walk_status(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
 }
 
 impl ScanReport {
+    /// Fills `scope` and `conclusion` from the rest (again after redaction).
+    pub fn describe(&mut self) {
+        self.scope = self.source.scope();
+        let s = &self.summary;
+        self.conclusion = if self.findings.is_empty() {
+            format!(
+                "no failure mode found in {}: {} probe(s) ran over {}; not covered: {}",
+                self.source.short_scope(),
+                s.probes,
+                self.source.objects_read(),
+                not_covered(&self.source, s, &self.unknown)
+            )
+        } else {
+            format!(
+                "{} failure mode(s) found in {}, {} object(s) affected; not covered: {}",
+                s.failure_modes,
+                self.source.short_scope(),
+                s.objects,
+                not_covered(&self.source, s, &self.unknown)
+            )
+        };
+    }
+
     /// Masks names, namespaces and IPs in every cluster-derived string (knowledge text is
     /// left as is).
     pub fn redact(&mut self, r: &Redactor) {
@@ -650,6 +750,7 @@ impl ScanReport {
             }
         }
         redact_tail(r, &mut self.unknown, &mut self.unavailable, &mut self.notices);
+        self.describe();
     }
 }
 
@@ -670,6 +771,23 @@ fn redact_tail(r: &Redactor, unknown: &mut [UnknownProbe], unavailable: &mut [Un
 }
 
 impl VerifyReport {
+    /// Fills `scope` and `conclusion` from the rest (again after redaction).
+    pub fn describe(&mut self) {
+        self.scope = self.source.scope();
+        let holds = self.candidates.iter().filter(|c| c.evidence == CandidateEvidence::Holds).count();
+        let found = if holds == 0 {
+            format!("no candidate holds in {} ({} checked)", self.source.short_scope(), self.candidates.len())
+        } else {
+            format!("{holds} of {} candidate(s) hold in {}", self.candidates.len(), self.source.short_scope())
+        };
+        self.conclusion = format!(
+            "{found}: {} probe(s) ran over {}; not covered: {}",
+            self.summary.probes,
+            self.source.objects_read(),
+            not_covered(&self.source, &self.summary, &self.unknown)
+        );
+    }
+
     /// As [`ScanReport::redact`], plus the input text and the target.
     pub fn redact(&mut self, r: &Redactor) {
         self.source.cluster = r.text(&self.source.cluster);
@@ -698,5 +816,6 @@ impl VerifyReport {
             }
         }
         redact_tail(r, &mut self.unknown, &mut self.unavailable, &mut self.notices);
+        self.describe();
     }
 }

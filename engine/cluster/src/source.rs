@@ -175,6 +175,18 @@ impl Cluster {
         }
     }
 
+    /// The scope to read: every namespace with `all`, else the namespace asked for; when none
+    /// is asked for, the kubeconfig context's namespace of a live cluster, and every namespace
+    /// of a snapshot (a snapshot has no current context: it is read whole).
+    pub fn scope(&self, namespace: Option<&str>, all: bool) -> Scope {
+        match namespace.map(str::trim).filter(|n| !n.is_empty()) {
+            _ if all => Scope::All,
+            Some(ns) => Scope::Namespace(ns.to_string()),
+            None if !self.is_live() => Scope::All,
+            None => Scope::Namespace(self.default_namespace().to_string()),
+        }
+    }
+
     /// Whether this is a live cluster (MCP marks its tools open-world then).
     pub fn is_live(&self) -> bool {
         matches!(self, Cluster::Live(_))

@@ -354,7 +354,7 @@ fn facts(site: &Site, ctx: &Ctx, e: &Entity) -> String {
             }
         }
         KindData::FeatureGate(g) => {
-            rows.push(("In the current feature list", if g.in_feature_list { "yes".into() } else { "no (known only from KEP milestones; removed or renamed since)".into() }));
+            rows.push(("In the current feature list", if g.in_feature_list { "yes".into() } else if g.source.starts_with("kubernetes/website:") { "no (lifecycle from the Kubernetes website's page for the gate)".into() } else { "no (known only from KEP milestones; removed or renamed since)".into() }));
             rows.push(("Source", reference(ctx, &g.source)));
         }
         KindData::Concept => {}

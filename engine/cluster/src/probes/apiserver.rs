@@ -29,6 +29,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::APIService],
         subjects: &[ResourceKind::APIService],
         check: apiservice_unavailable,
+        decided_by_status: None,
     },
     Probe {
         id: "admission-webhook-unreachable",
@@ -37,6 +38,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::ValidatingWebhookConfiguration, ResourceKind::MutatingWebhookConfiguration, ResourceKind::Service, ResourceKind::EndpointSlice],
         subjects: &[ResourceKind::ValidatingWebhookConfiguration, ResourceKind::MutatingWebhookConfiguration, ResourceKind::Service],
         check: webhook_unreachable,
+        decided_by_status: None,
     },
     Probe {
         id: "admission-webhook-self-deadlock",
@@ -51,6 +53,7 @@ pub static PROBES: &[Probe] = &[
         ],
         subjects: &[ResourceKind::ValidatingWebhookConfiguration, ResourceKind::MutatingWebhookConfiguration],
         check: webhook_self_deadlock,
+        decided_by_status: None,
     },
 ];
 

@@ -26,6 +26,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Deployment],
         subjects: &[ResourceKind::Deployment],
         check: progress_deadline,
+        decided_by_status: None,
     },
     Probe {
         id: "replicaset-failed-create",
@@ -34,6 +35,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::ReplicaSet],
         subjects: &[ResourceKind::ReplicaSet, ResourceKind::Deployment],
         check: replicaset_failed_create,
+        decided_by_status: None,
     },
     Probe {
         id: "resourcequota-exceeded",
@@ -42,6 +44,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Event, ResourceKind::ResourceQuota],
         subjects: &[ResourceKind::ReplicaSet, ResourceKind::Job, ResourceKind::StatefulSet, ResourceKind::DaemonSet, ResourceKind::ResourceQuota],
         check: quota_exceeded,
+        decided_by_status: None,
     },
     Probe {
         id: "job-backoff-limit-exceeded",
@@ -50,6 +53,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Job],
         subjects: &[ResourceKind::Job],
         check: job_backoff,
+        decided_by_status: None,
     },
     Probe {
         id: "namespace-stuck-terminating-finalizers",
@@ -58,6 +62,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Namespace],
         subjects: &[ResourceKind::Namespace],
         check: namespace_finalizers,
+        decided_by_status: None,
     },
     Probe {
         id: "namespace-stuck-terminating-discovery",
@@ -66,6 +71,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Namespace],
         subjects: &[ResourceKind::Namespace],
         check: namespace_discovery,
+        decided_by_status: None,
     },
     Probe {
         id: "object-stuck-terminating-finalizer",
@@ -85,6 +91,7 @@ pub static PROBES: &[Probe] = &[
             ResourceKind::CustomResourceDefinition,
         ],
         check: object_stuck_finalizer,
+        decided_by_status: None,
     },
     Probe {
         id: "pdb-blocks-drain",
@@ -93,6 +100,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::PodDisruptionBudget, ResourceKind::Pod, ResourceKind::Node],
         subjects: &[ResourceKind::PodDisruptionBudget, ResourceKind::Node],
         check: pdb_blocks_drain,
+        decided_by_status: None,
     },
     Probe {
         id: "hpa-unable-to-get-metrics",
@@ -101,6 +109,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::HorizontalPodAutoscaler],
         subjects: &[ResourceKind::HorizontalPodAutoscaler],
         check: hpa_metrics,
+        decided_by_status: None,
     },
 ];
 

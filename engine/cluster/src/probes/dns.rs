@@ -20,6 +20,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod],
         subjects: &[ResourceKind::Pod],
         check: hostnetwork_clusterfirst,
+        decided_by_status: None,
     },
     Probe {
         id: "statefulset-pod-dns-missing-governing-service",
@@ -28,6 +29,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::StatefulSet, ResourceKind::Service],
         subjects: &[ResourceKind::StatefulSet],
         check: statefulset_governing_service,
+        decided_by_status: None,
     },
 ];
 

@@ -23,6 +23,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod],
         subjects: &[ResourceKind::Pod],
         check: crashloop_app_error,
+        decided_by_status: None,
     },
     Probe {
         id: "crashloop-command-not-found",
@@ -31,6 +32,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod],
         subjects: &[ResourceKind::Pod],
         check: crashloop_command_not_found,
+        decided_by_status: None,
     },
     Probe {
         id: "crashloop-completed-restart-always",
@@ -39,6 +41,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod],
         subjects: &[ResourceKind::Pod],
         check: crashloop_completed,
+        decided_by_status: None,
     },
     Probe {
         id: "init-container-crashloop",
@@ -47,6 +50,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod],
         subjects: &[ResourceKind::Pod],
         check: init_container_crashloop,
+        decided_by_status: None,
     },
     Probe {
         id: "oom-killed-container-limit",
@@ -55,6 +59,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod],
         subjects: &[ResourceKind::Pod],
         check: oom_killed,
+        decided_by_status: None,
     },
     Probe {
         id: "liveness-probe-wrong-path",
@@ -63,6 +68,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Event],
         subjects: &[ResourceKind::Pod],
         check: liveness_wrong_path,
+        decided_by_status: None,
     },
     Probe {
         id: "liveness-probe-timeout",
@@ -71,6 +77,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Event],
         subjects: &[ResourceKind::Pod],
         check: liveness_timeout,
+        decided_by_status: None,
     },
     Probe {
         id: "readiness-probe-failing",
@@ -79,6 +86,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Event],
         subjects: &[ResourceKind::Pod],
         check: readiness_failing,
+        decided_by_status: None,
     },
     Probe {
         id: "image-pull-not-found",
@@ -87,6 +95,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Event],
         subjects: &[ResourceKind::Pod],
         check: image_pull_not_found,
+        decided_by_status: Some(pulls_decided_by_status),
     },
     Probe {
         id: "image-pull-unauthorized",
@@ -95,6 +104,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Event],
         subjects: &[ResourceKind::Pod],
         check: image_pull_unauthorized,
+        decided_by_status: Some(pulls_decided_by_status),
     },
     Probe {
         id: "image-pull-rate-limited",
@@ -103,6 +113,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Event],
         subjects: &[ResourceKind::Pod],
         check: image_pull_rate_limited,
+        decided_by_status: Some(pulls_decided_by_status),
     },
     Probe {
         id: "image-pull-network",
@@ -111,6 +122,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Event],
         subjects: &[ResourceKind::Pod],
         check: image_pull_network,
+        decided_by_status: Some(pulls_decided_by_status),
     },
     Probe {
         id: "invalid-image-name",
@@ -119,6 +131,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod],
         subjects: &[ResourceKind::Pod],
         check: invalid_image_name,
+        decided_by_status: None,
     },
     Probe {
         id: "create-container-config-error",
@@ -127,6 +140,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod],
         subjects: &[ResourceKind::Pod],
         check: create_container_config_error,
+        decided_by_status: None,
     },
     Probe {
         id: "node-not-ready-kubelet-stopped",
@@ -135,6 +149,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Node],
         subjects: &[ResourceKind::Node],
         check: node_kubelet_stopped,
+        decided_by_status: None,
     },
     Probe {
         id: "node-pressure-eviction-memory",
@@ -143,6 +158,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Node, ResourceKind::Pod],
         subjects: &[ResourceKind::Node, ResourceKind::Pod],
         check: pressure_memory,
+        decided_by_status: None,
     },
     Probe {
         id: "node-pressure-eviction-disk",
@@ -151,6 +167,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Node, ResourceKind::Pod],
         subjects: &[ResourceKind::Node, ResourceKind::Pod],
         check: pressure_disk,
+        decided_by_status: None,
     },
     Probe {
         id: "pleg-not-healthy",
@@ -159,6 +176,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Node],
         subjects: &[ResourceKind::Node],
         check: pleg_not_healthy,
+        decided_by_status: None,
     },
     Probe {
         id: "container-runtime-down",
@@ -167,6 +185,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Node],
         subjects: &[ResourceKind::Node],
         check: container_runtime_down,
+        decided_by_status: None,
     },
     Probe {
         id: "pod-stuck-terminating-node-lost",
@@ -175,6 +194,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Node],
         subjects: &[ResourceKind::Pod, ResourceKind::Node],
         check: stuck_terminating_node_lost,
+        decided_by_status: None,
     },
 ];
 
@@ -552,11 +572,33 @@ fn classify_pull(msg: &str) -> Option<PullFailure> {
         Some(PullFailure::Unauthorized)
     } else if m.contains(": not found") || m.contains("manifest unknown") || m.contains("not found: manifest") {
         Some(PullFailure::NotFound)
-    } else if m.contains("dial tcp") || m.contains("i/o timeout") || m.contains("no such host") || m.contains("connection refused") || m.contains("tls handshake timeout") || m.contains("network is unreachable") {
+    } else if m.contains("dial tcp")
+        || m.contains("i/o timeout")
+        || m.contains("no such host")
+        || m.contains("connection refused")
+        || m.contains("tls handshake timeout")
+        || m.contains("network is unreachable")
+        || m.contains("x509: ")
+        || m.contains("server gave http response to https client")
+    {
         Some(PullFailure::Network)
     } else {
         None
     }
+}
+
+/// Whether every container failing to pull (ErrImagePull/ImagePullBackOff) shows the pull
+/// error itself, in a `Failed` event or in its own `state.waiting.message` (ErrImagePull
+/// carries the whole error): then the image-pull probes decide without Events.
+fn pulls_decided_by_status(state: &ClusterState) -> bool {
+    let events = EventIndex::new(state);
+    state.pods.iter().all(|p| {
+        statuses(p).all(|(c, _)| {
+            !matches!(waiting_reason(c), Some("ErrImagePull" | "ImagePullBackOff"))
+                || classify_pull(waiting_message(c)).is_some()
+                || container_events(&events, p, &c.name).iter().any(|e| e.reason.as_deref() == Some("Failed") && classify_pull(e.message.as_deref().unwrap_or("")).is_some())
+        })
+    })
 }
 
 fn image_pull(state: &ClusterState, want: PullFailure, summary: &str) -> Vec<Finding> {
@@ -919,5 +961,10 @@ mod tests {
         assert_eq!(classify_pull("429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit"), Some(PullFailure::RateLimited));
         assert_eq!(classify_pull("dial tcp 10.0.0.1:443: i/o timeout"), Some(PullFailure::Network));
         assert_eq!(classify_pull("something else"), None);
+        // Issue 15 (5): the error a pod's own status holds for a registry with an unknown CA.
+        assert_eq!(
+            classify_pull("failed to pull and unpack image \"registry.internal/app:1\": failed to resolve reference \"registry.internal/app:1\": failed to do request: Head \"https://registry.internal/v2/app/manifests/1\": tls: failed to verify certificate: x509: certificate signed by unknown authority"),
+            Some(PullFailure::Network)
+        );
     }
 }

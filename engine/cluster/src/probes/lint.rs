@@ -154,6 +154,7 @@ mod tests {
             needs: &[],
             subjects: &[],
             check: nothing,
+            decided_by_status: None,
         }];
         let areas: Vec<(&str, &[Probe])> = AREAS.iter().copied().chain([("scheduler", BROKEN)]).collect();
         let problems = lint_with(&builtin(), &areas);

@@ -81,6 +81,11 @@ pub struct Probe {
     pub subjects: &'static [ResourceKind],
     /// The test: findings, one per affected object, in a stable order.
     pub check: fn(&ClusterState) -> Vec<Finding>,
+    /// For a probe that reads Events but can also judge from the objects' own status
+    /// messages: true when every object it looks at carries a conclusive message in its own
+    /// status, so a needed kind that could not be read (Events) leaves no doubt and an empty
+    /// result means "does not hold" rather than "unknown".
+    pub decided_by_status: Option<fn(&ClusterState) -> bool>,
 }
 
 /// What one probe concluded.
@@ -161,7 +166,7 @@ pub fn run(probe: &Probe, state: &ClusterState) -> ProbeOutcome {
     let findings = (probe.check)(state);
     let verdict = if !findings.is_empty() {
         Verdict::Holds
-    } else if !missing.is_empty() {
+    } else if !missing.is_empty() && !probe.decided_by_status.is_some_and(|decided| decided(state)) {
         Verdict::Unknown
     } else {
         Verdict::DoesNotHold

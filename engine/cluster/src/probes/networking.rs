@@ -22,6 +22,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Service, ResourceKind::Pod],
         subjects: &[ResourceKind::Service],
         check: selector_mismatch,
+        decided_by_status: None,
     },
     Probe {
         id: "service-no-ready-endpoints",
@@ -30,6 +31,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Service, ResourceKind::Pod, ResourceKind::EndpointSlice],
         subjects: &[ResourceKind::Service],
         check: no_ready_endpoints,
+        decided_by_status: None,
     },
     Probe {
         id: "loadbalancer-external-ip-pending",
@@ -38,6 +40,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Service],
         subjects: &[ResourceKind::Service],
         check: lb_pending,
+        decided_by_status: None,
     },
     Probe {
         id: "cni-sandbox-setup-failed",
@@ -46,6 +49,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Event],
         subjects: &[ResourceKind::Pod],
         check: sandbox_network_failed,
+        decided_by_status: None,
     },
     Probe {
         id: "cni-not-initialized",
@@ -54,6 +58,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Node],
         subjects: &[ResourceKind::Node],
         check: cni_not_initialized,
+        decided_by_status: None,
     },
 ];
 

@@ -22,6 +22,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::CertificateSigningRequest],
         subjects: &[ResourceKind::CertificateSigningRequest],
         check: serving_csr_pending,
+        decided_by_status: None,
     },
     Probe {
         id: "kubelet-newer-than-apiserver",
@@ -30,6 +31,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Node],
         subjects: &[ResourceKind::Node],
         check: kubelet_newer,
+        decided_by_status: None,
     },
 ];
 

@@ -34,6 +34,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Node],
         subjects: &[ResourceKind::Pod],
         check: insufficient_resources,
+        decided_by_status: None,
     },
     Probe {
         id: "untolerated-taint",
@@ -42,6 +43,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Node],
         subjects: &[ResourceKind::Pod],
         check: untolerated_taint,
+        decided_by_status: None,
     },
     Probe {
         id: "node-affinity-mismatch",
@@ -50,6 +52,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Node],
         subjects: &[ResourceKind::Pod],
         check: node_affinity_mismatch,
+        decided_by_status: None,
     },
     Probe {
         id: "nodes-cordoned-unschedulable",
@@ -58,6 +61,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Node],
         subjects: &[ResourceKind::Pod, ResourceKind::Node],
         check: nodes_cordoned,
+        decided_by_status: None,
     },
     Probe {
         id: "volume-node-affinity-conflict",
@@ -66,6 +70,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Node, ResourceKind::PersistentVolumeClaim, ResourceKind::PersistentVolume],
         subjects: &[ResourceKind::Pod, ResourceKind::PersistentVolume],
         check: volume_node_affinity_conflict,
+        decided_by_status: None,
     },
     Probe {
         id: "extended-resource-device-plugin-missing",
@@ -74,6 +79,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Node],
         subjects: &[ResourceKind::Pod],
         check: extended_resource_missing,
+        decided_by_status: None,
     },
     Probe {
         id: "scheduler-name-not-running",
@@ -82,6 +88,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod],
         subjects: &[ResourceKind::Pod],
         check: scheduler_name_not_running,
+        decided_by_status: None,
     },
     Probe {
         id: "pod-scheduling-gated",
@@ -90,6 +97,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod],
         subjects: &[ResourceKind::Pod],
         check: pod_scheduling_gated,
+        decided_by_status: None,
     },
 ];
 

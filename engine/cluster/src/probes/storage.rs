@@ -25,6 +25,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::PersistentVolumeClaim, ResourceKind::StorageClass, ResourceKind::Pod],
         subjects: &[ResourceKind::PersistentVolumeClaim, ResourceKind::Pod],
         check: wffc_deadlock,
+        decided_by_status: None,
     },
     Probe {
         id: "unbound-immediate-pvc",
@@ -33,6 +34,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::PersistentVolumeClaim, ResourceKind::StorageClass],
         subjects: &[ResourceKind::Pod, ResourceKind::PersistentVolumeClaim],
         check: unbound_immediate,
+        decided_by_status: None,
     },
     Probe {
         id: "pvc-pending-no-storageclass",
@@ -41,6 +43,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::PersistentVolumeClaim, ResourceKind::StorageClass, ResourceKind::PersistentVolume],
         subjects: &[ResourceKind::PersistentVolumeClaim],
         check: no_storageclass,
+        decided_by_status: None,
     },
     Probe {
         id: "pvc-provisioning-failed",
@@ -49,6 +52,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::PersistentVolumeClaim, ResourceKind::StorageClass, ResourceKind::Event],
         subjects: &[ResourceKind::PersistentVolumeClaim],
         check: provisioning_failed,
+        decided_by_status: None,
     },
     Probe {
         id: "multiple-default-storageclasses",
@@ -57,6 +61,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::StorageClass],
         subjects: &[ResourceKind::StorageClass],
         check: multiple_defaults,
+        decided_by_status: None,
     },
     Probe {
         id: "multi-attach-rwo",
@@ -65,6 +70,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Event],
         subjects: &[ResourceKind::Pod],
         check: multi_attach,
+        decided_by_status: None,
     },
     Probe {
         id: "failed-mount-timeout",
@@ -73,6 +79,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Event],
         subjects: &[ResourceKind::Pod],
         check: mount_timeout,
+        decided_by_status: None,
     },
     Probe {
         id: "configmap-secret-volume-missing",
@@ -81,6 +88,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::Pod, ResourceKind::Event],
         subjects: &[ResourceKind::Pod],
         check: configmap_secret_missing,
+        decided_by_status: None,
     },
     Probe {
         id: "pvc-stuck-terminating-protection",
@@ -89,6 +97,7 @@ pub static PROBES: &[Probe] = &[
         needs: &[ResourceKind::PersistentVolumeClaim, ResourceKind::Pod],
         subjects: &[ResourceKind::PersistentVolumeClaim],
         check: pvc_protection,
+        decided_by_status: None,
     },
 ];
 
