@@ -38,6 +38,7 @@
 //! ```
 
 pub mod accuracy;
+pub mod bounded;
 pub mod claims;
 pub mod diagnose;
 pub mod graph;
@@ -198,6 +199,19 @@ pub struct NotFound {
     pub suggestions: Vec<String>,
 }
 
+/// Longest name `explain`, `gate`, `kep` and `metric` look up, in bytes: no id, title, alias,
+/// gate, KEP title or metric name is longer, and a longer one would only make the closest-name
+/// search slow (issue 16).
+pub const MAX_NAME_BYTES: usize = 512;
+
+/// A [`NotFound`] for a name over [`MAX_NAME_BYTES`] (the query shown cut to 64 characters).
+fn too_long(query: &str) -> Option<NotFound> {
+    (query.len() > MAX_NAME_BYTES).then(|| NotFound {
+        query: format!("{}… ({} bytes; names are at most {MAX_NAME_BYTES} bytes)", query.chars().take(64).collect::<String>(), query.len()),
+        suggestions: Vec::new(),
+    })
+}
+
 impl Engine {
     /// Loads, validates and indexes knowledge files.
     ///
@@ -330,6 +344,9 @@ impl Engine {
     /// # Errors
     /// [`NotFound`] with the closest ids when nothing matches.
     pub fn explain(&self, query: &str) -> Result<Explanation, NotFound> {
+        if let Some(e) = too_long(query) {
+            return Err(e);
+        }
         let q = query.trim();
         let lower = q.to_lowercase();
         let resolved = if let Some(e) = self.kb.get(q) {
@@ -434,6 +451,9 @@ impl Engine {
     /// # Errors
     /// [`NotFound`] with the closest gate names.
     pub fn gate(&self, name: &str, version: Option<model::Version>) -> Result<lookup::GateAnswer, NotFound> {
+        if let Some(e) = too_long(name) {
+            return Err(e);
+        }
         lookup::gate(&self.kb, name, version)
     }
 
@@ -442,6 +462,9 @@ impl Engine {
     /// # Errors
     /// [`NotFound`] with the closest numbers or titles.
     pub fn kep(&self, query: &str) -> Result<Vec<lookup::KepAnswer>, NotFound> {
+        if let Some(e) = too_long(query) {
+            return Err(e);
+        }
         lookup::kep(&self.kb, query)
     }
 
@@ -450,6 +473,9 @@ impl Engine {
     /// # Errors
     /// [`NotFound`] with the closest metric names.
     pub fn metric(&self, name: &str) -> Result<lookup::MetricAnswer, NotFound> {
+        if let Some(e) = too_long(name) {
+            return Err(e);
+        }
         lookup::metric(&self.kb, name)
     }
 
