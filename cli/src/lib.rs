@@ -263,6 +263,12 @@ pub enum Command {
         /// Also allow this Host name (needed behind a proxy or when listening on 0.0.0.0). Repeatable.
         #[arg(long = "allow-host", value_name = "HOST")]
         allow_hosts: Vec<String>,
+        /// With a token: serve the read-only reference site (pages, /sparql, /diagnose) without it; /mcp still needs it.
+        #[arg(long)]
+        public_site: bool,
+        /// Listen beyond loopback without a bearer token (refused otherwise): anyone who reaches the address can use every tool.
+        #[arg(long)]
+        insecure_no_auth_on_non_loopback: bool,
         /// Cluster access for the `verify_cluster` and `scan_cluster` tools.
         #[command(flatten)]
         cluster: cluster::McpClusterArgs,
@@ -412,19 +418,64 @@ fn color_enabled(when: ColorWhen, is_tty: bool) -> bool {
 
 fn write_out(io: &mut Io<'_>, text: &str, color: bool) -> std::io::Result<()> {
     if color {
-        io.stdout.write_all(text.as_bytes())
+        io.stdout.write_all(escape_controls(text, true).as_bytes())
     } else {
-        write!(io.stdout, "{}", anstream::adapter::strip_str(text))
+        let plain = anstream::adapter::strip_str(text).to_string();
+        io.stdout.write_all(escape_controls(&plain, false).as_bytes())
     }
+}
+
+/// Makes text safe for a terminal (issue 16): control characters other than newline and tab
+/// (an `ESC[2J` in an event reason or a file name) are written visibly as `\u{1b}`. With
+/// `keep_sgr`, our own colour sequences (`ESC[...m`) are kept.
+pub fn escape_controls(text: &str, keep_sgr: bool) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '\u{1b}' && keep_sgr {
+            let rest = &text[i + 1..];
+            let sgr = rest.strip_prefix('[').map(|r| r.chars().take_while(|c| c.is_ascii_digit() || *c == ';').count()).filter(|&n| rest[1 + n..].starts_with('m'));
+            if let Some(n) = sgr {
+                out.push_str(&text[i..i + n + 3]);
+                for _ in 0..n + 2 {
+                    chars.next();
+                }
+                continue;
+            }
+        }
+        if c.is_control() && c != '\n' && c != '\t' {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Largest input read from stdin or a file argument, in bytes (the diagnosis limit).
+pub const MAX_INPUT_BYTES: u64 = kubewhy_engine::diagnose::MAX_INPUT_BYTES as u64;
+
+/// A notice for a version no Kubernetes release has (`0.0`, `99.99`): the filter still applies
+/// as asked.
+fn version_notice(v: Version) -> Option<String> {
+    (v.major != 1 || v.minor > 60).then(|| format!("notice: Kubernetes {}.{} is not a known release (1.x); version filtering applies as given", v.major, v.minor))
 }
 
 fn read_text(words: &[String], stdin: &mut dyn Read) -> anyhow::Result<String> {
     if words.len() == 1 && words[0] == "-" {
-        let mut buf = Vec::new();
-        stdin.read_to_end(&mut buf).context("cannot read standard input")?;
-        return String::from_utf8(buf).map_err(|e| anyhow::anyhow!("standard input is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()));
+        // Bounded before reading (issue 16): at most MAX_INPUT_BYTES + 1 bytes are taken.
+        return kubewhy_engine::bounded::read_stream(stdin, MAX_INPUT_BYTES, "standard input", "an input").map_err(|e| fail(EXIT_USAGE, e.to_string()));
     }
     Ok(words.join(" "))
+}
+
+/// Reads a file argument (a query file, a claims file): a regular file of at most
+/// [`MAX_INPUT_BYTES`] bytes of UTF-8 text.
+fn read_input_file(path: &std::path::Path) -> anyhow::Result<String> {
+    kubewhy_engine::bounded::read_file(path, MAX_INPUT_BYTES, "an input file").map_err(|e| fail(EXIT_USAGE, e.to_string()))
 }
 
 /// Runs the CLI with parsed arguments; returns the exit code. Errors are written to `io.stderr`.
@@ -436,7 +487,7 @@ pub fn run(cli: Cli, io: &mut Io<'_>) -> i32 {
                 return EXIT_OK;
             }
             let code = e.downcast_ref::<Exit>().map(|x| x.0).unwrap_or(EXIT_USAGE);
-            let _ = writeln!(io.stderr, "kubewhy: error: {e:#}");
+            let _ = writeln!(io.stderr, "kubewhy: error: {}", escape_controls(&format!("{e:#}"), false));
             code
         }
     }
@@ -474,6 +525,9 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
     match cli.command {
         Command::Why { text, k8s_version, top, output, verbose } => {
             let input = read_text(&text, io.stdin)?;
+            if let Some(n) = k8s_version.and_then(version_notice) {
+                let _ = writeln!(io.stderr, "kubewhy: {n}");
+            }
             let engine = engine(kdir.as_deref(), builtin)?;
             let d = engine
                 .diagnose(&input, DiagnoseOptions { k8s_version, top: usize::from(top) })
@@ -495,10 +549,10 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             rt.block_on(kubewhy_mcp::serve_stdio_with(kubewhy_mcp::KubewhyServer::with_cluster(engine, access).with_base_url(base_url)))?;
             Ok(EXIT_OK)
         }
-        Command::Serve { listen, auth_token_file, allow_origins, allow_hosts, cluster } => {
+        Command::Serve { listen, auth_token_file, allow_origins, allow_hosts, public_site, insecure_no_auth_on_non_loopback, cluster } => {
             let auth_token = match auth_token_file {
                 Some(f) => {
-                    let t = std::fs::read_to_string(&f).with_context(|| format!("reading the token file {}", f.display()))?;
+                    let t = kubewhy_engine::bounded::read_file(&f, 64 * 1024, "a token file").map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
                     if t.trim().is_empty() {
                         return Err(fail(EXIT_USAGE, format!("the token file {} is empty", f.display())));
                     }
@@ -506,8 +560,19 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
                 }
                 None => std::env::var("KUBEWHY_AUTH_TOKEN").ok().map(|t| t.trim().to_string()).filter(|t| !t.is_empty()),
             };
+            let opts = kubewhy_mcp::http::HttpOptions {
+                listen,
+                auth_token,
+                allowed_origins: allow_origins,
+                allowed_hosts: allow_hosts,
+                base_url,
+                public_site,
+                insecure_no_auth_on_non_loopback,
+                ..kubewhy_mcp::http::HttpOptions::default()
+            };
+            // Before loading anything: refuse an exposed listener without a token.
+            kubewhy_mcp::http::check_exposure(&opts).map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
             let engine = std::sync::Arc::new(engine(kdir.as_deref(), builtin)?);
-            let opts = kubewhy_mcp::http::HttpOptions { listen, auth_token, allowed_origins: allow_origins, allowed_hosts: allow_hosts, base_url };
             let secured = opts.auth_token.is_some();
             let stderr = &mut *io.stderr;
             let rt = runtime()?;
@@ -547,7 +612,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             };
             write_out(io, &text, color && output == Output::Text)?;
             if hits.is_empty() {
-                let _ = writeln!(io.stderr, "kubewhy: no entity matches `{}`", text.trim());
+                let _ = writeln!(io.stderr, "kubewhy: no entity matches `{}`", escape_controls(text.trim(), false));
                 return Ok(EXIT_PROBLEM);
             }
             Ok(EXIT_OK)
@@ -556,7 +621,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             let q = if query == "-" {
                 read_text(&["-".to_string()], io.stdin)?
             } else if let Some(path) = query.strip_prefix('@') {
-                std::fs::read_to_string(path).with_context(|| format!("cannot read query file {path}"))?
+                read_input_file(std::path::Path::new(path))?
             } else {
                 query
             };
@@ -737,7 +802,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             let text = if file == "-" {
                 read_text(&["-".to_string()], io.stdin)?
             } else {
-                std::fs::read_to_string(&file).map_err(|e| fail(EXIT_USAGE, format!("cannot read {file}: {e}")))?
+                read_input_file(std::path::Path::new(&file))?
             };
             let engine = engine(kdir.as_deref(), builtin)?;
             let claims = engine.check_claims(&text);

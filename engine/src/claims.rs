@@ -53,7 +53,36 @@ fn re(cell: &'static OnceLock<Regex>, p: &str) -> &'static Regex {
 }
 
 /// Splits text into sentences (on `.`, `!`, `?` followed by a space, and on newlines).
+/// Longest sentence read as one, in bytes: a longer run of text without a sentence end is read in
+/// pieces of this size, so the work per sentence is bounded and the checker stays linear in the
+/// text (issue 16).
+const MAX_SENTENCE_BYTES: usize = 2048;
+
 fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for s in whole_sentences(text) {
+        let mut rest = s;
+        while rest.len() > MAX_SENTENCE_BYTES {
+            let mut cut = MAX_SENTENCE_BYTES;
+            while !rest.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            // Prefer to cut at a space, so that words stay whole.
+            let cut = rest[..cut].rfind(' ').filter(|&c| c > 0).unwrap_or(cut);
+            let piece = rest[..cut].trim();
+            if !piece.is_empty() {
+                out.push(piece);
+            }
+            rest = rest[cut..].trim_start();
+        }
+        if !rest.is_empty() {
+            out.push(rest);
+        }
+    }
+    out
+}
+
+fn whole_sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let b = text.as_bytes();
@@ -241,6 +270,9 @@ pub fn check(kb: &KnowledgeBase, text: &str) -> Vec<Claim> {
         r"(?i)\b((?:the\s+)?[A-Za-z][\w\-/ ]{2,40}?)\s+(?:was|were|is|got|has been|have been)?\s*(removed|graduated to GA|went GA|became GA|reached GA|graduated to stable|became stable|is GA)\s+in\s+(?:Kubernetes\s+|k8s\s+|v)?1\.(\d{1,2})\b",
     );
     for sentence in sentences(text) {
+        // Claims of this sentence start here (a removal already checked as a gate claim is one of
+        // them; looking only here keeps the checker linear).
+        let first = claims.len();
         // Feature gates.
         for c in camel.captures_iter(sentence) {
             let name = &c[1];
@@ -390,7 +422,7 @@ pub fn check(kb: &KnowledgeBase, text: &str) -> Vec<Claim> {
             let Ok(minor) = c[3].parse::<u16>() else { continue };
             let v = Version { major: 1, minor };
             let is_removal = what.contains("removed");
-            if claims.iter().any(|x| x.kind == "feature-gate" && subject.contains(x.subject.as_str())) {
+            if claims[first..].iter().any(|x| x.kind == "feature-gate" && subject.contains(x.subject.as_str())) {
                 continue; // already checked as a gate claim
             }
             // A curated entity whose title or alias names the subject, with a version bound.

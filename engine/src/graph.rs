@@ -14,7 +14,10 @@ use oxigraph::sparql::{CancellationToken, QueryResults, SparqlEvaluator};
 use oxigraph::store::Store;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+pub mod guard;
 
 /// Errors of graph building and querying.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +37,55 @@ pub enum GraphError {
     /// The query failed while being evaluated.
     #[error("query evaluation failed: {0}")]
     Evaluation(String),
+    /// The query passes a limit of [`guard`] (length, nesting, products, paths, string sizes) and
+    /// was refused before evaluation.
+    #[error("query refused: {0}")]
+    Refused(String),
+    /// [`MAX_CONCURRENT_QUERIES`] queries were running (or still finishing after their time
+    /// limit) for the whole time limit of this one; try again later.
+    #[error("the graph was busy with {0} other queries for the whole time limit; try again in a few seconds")]
+    Busy(usize),
+}
+
+/// Most SPARQL queries evaluated at once in this process. A query past its time limit is answered
+/// with [`GraphError::Timeout`] at once but keeps its slot until its evaluation stops, so a hostile
+/// query never takes more than these threads (the rest of the process stays served).
+pub const MAX_CONCURRENT_QUERIES: usize = 2;
+
+/// Stack of the thread that parses and evaluates a query (both recurse over the query).
+const QUERY_STACK_BYTES: usize = 64 * 1024 * 1024;
+
+/// Queries being evaluated (including ones past their time limit that have not stopped yet).
+static RUNNING: Mutex<usize> = Mutex::new(0);
+static FREED: Condvar = Condvar::new();
+
+/// One of the [`MAX_CONCURRENT_QUERIES`] evaluation slots; released when dropped.
+struct Slot;
+
+impl Slot {
+    /// Waits for a free slot until `deadline`.
+    fn take(deadline: Instant) -> Result<Slot, GraphError> {
+        let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if *running < MAX_CONCURRENT_QUERIES {
+                *running += 1;
+                return Ok(Slot);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(GraphError::Busy(*running));
+            }
+            running = FREED.wait_timeout(running, deadline - now).unwrap_or_else(|p| p.into_inner()).0;
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+        *running = running.saturating_sub(1);
+        FREED.notify_one();
+    }
 }
 
 /// Limits applied to one SPARQL query.
@@ -120,6 +172,8 @@ pub struct Relation {
 pub struct Graph {
     store: Store,
     triples: usize,
+    /// Length of the longest literal or IRI in the graph, in bytes (for [`guard::check_query`]).
+    max_term: u64,
 }
 
 impl std::fmt::Debug for Graph {
@@ -365,14 +419,15 @@ impl Graph {
         }
         let store = Store::new().map_err(|e| GraphError::Store(e.to_string()))?;
         let triples = b.quads.len();
+        let max_term = b.quads.iter().map(|q| term_len(&q.object).max(q.subject.to_string().len())).max().unwrap_or(0) as u64;
         store.extend(b.quads).map_err(|e| GraphError::Store(e.to_string()))?;
         let triples = store.len().map_err(|e| GraphError::Store(e.to_string()))?.min(triples);
-        Ok(Graph { store, triples })
+        Ok(Graph { store, triples, max_term })
     }
 
     /// An empty graph (the fallback when building fails).
     pub fn empty() -> Graph {
-        Graph { store: Store::new().unwrap_or_else(|_| unreachable_store()), triples: 0 }
+        Graph { store: Store::new().unwrap_or_else(|_| unreachable_store()), triples: 0, max_term: 0 }
     }
 
     /// Number of triples in the graph.
@@ -404,51 +459,65 @@ impl Graph {
         self.run(sparql, limits, rdf_term)
     }
 
-    fn run<T>(&self, sparql: &str, limits: QueryLimits, cell: fn(&Term) -> T) -> Result<QueryOutput<T>, GraphError> {
+    fn run<T: Send + 'static>(&self, sparql: &str, limits: QueryLimits, cell: fn(&Term) -> T) -> Result<QueryOutput<T>, GraphError> {
+        guard::check_text(sparql).map_err(|r| GraphError::Refused(r.0))?;
+        let started = Instant::now();
+        let deadline = started + limits.timeout;
+        let slot = Slot::take(deadline)?;
         let token = CancellationToken::new();
-        let evaluator = || {
-            SparqlEvaluator::new()
-                .with_prefix("kw", ontology::KW)
-                .and_then(|e| e.with_prefix("id", ontology::ID_BASE))
-                .and_then(|e| e.with_prefix("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"))
-                .and_then(|e| e.with_prefix("rdfs", "http://www.w3.org/2000/01/rdf-schema#"))
-                .and_then(|e| {
-                    // One prefix per kind, so that `failure-mode:etcd-nospace-alarm` names an entity
-                    // (a `/` is not allowed in a SPARQL local name).
-                    Kind::ALL.iter().try_fold(e, |e, k| e.with_prefix(k.prefix(), format!("{}{}/", ontology::ID_BASE, k.prefix())))
-                })
-                .map_err(|e| GraphError::Syntax(e.to_string()))
-        };
-        let prepared = match evaluator()?.with_cancellation_token(token.clone()).parse_query(sparql) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (store, max_term, text, worker_token) = (self.store.clone(), self.max_term, sparql.to_string(), token.clone());
+        // Parse and evaluate on a thread of our own: a big stack for the recursive parser and
+        // evaluator, and an answer at the time limit even when the evaluation does not look at
+        // its cancellation token (a sort, a product held in memory).
+        std::thread::Builder::new()
+            .name("kubewhy-sparql".into())
+            .stack_size(QUERY_STACK_BYTES)
+            .spawn(move || {
+                let _slot = slot;
+                let result = Self::evaluate(&store, max_term, &text, &worker_token, limits, cell);
+                let _ = tx.send(result);
+            })
+            .map_err(|e| GraphError::Evaluation(format!("cannot start the query thread: {e}")))?;
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(result) => match result {
+                // A cut evaluation (an OFFSET skips the cancellation error) is a time-out, never an
+                // empty answer.
+                _ if token.is_cancelled() => Err(GraphError::Timeout(limits.timeout)),
+                Err(GraphError::Evaluation(_)) if started.elapsed() >= limits.timeout => Err(GraphError::Timeout(limits.timeout)),
+                other => other,
+            },
+            Err(_) => {
+                token.cancel();
+                Err(GraphError::Timeout(limits.timeout))
+            }
+        }
+    }
+
+    fn evaluate<T>(store: &Store, max_term: u64, sparql: &str, token: &CancellationToken, limits: QueryLimits, cell: fn(&Term) -> T) -> Result<QueryOutput<T>, GraphError> {
+        let mut parser = spargebra::SparqlParser::new();
+        for (prefix, iri) in prefixes() {
+            parser = parser.with_prefix(prefix, iri).map_err(|e| GraphError::Syntax(e.to_string()))?;
+        }
+        let query = match parser.parse_query(sparql) {
             Ok(q) => q,
             Err(e) => {
-                if evaluator()?.parse_update(sparql).is_ok() {
+                let mut up = spargebra::SparqlParser::new();
+                for (prefix, iri) in prefixes() {
+                    up = up.with_prefix(prefix, iri).map_err(|e| GraphError::Syntax(e.to_string()))?;
+                }
+                if up.parse_update(sparql).is_ok() {
                     return Err(GraphError::UpdateRefused);
                 }
                 return Err(GraphError::Syntax(e.to_string()));
             }
         };
-        // Cancel the evaluation when the time limit passes.
-        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-        let timer_token = token.clone();
-        let timeout = limits.timeout;
-        let timer = std::thread::spawn(move || {
-            if done_rx.recv_timeout(timeout).is_err() {
-                timer_token.cancel();
-            }
-        });
-        let started = std::time::Instant::now();
-        let result = self.collect(prepared.on_store(&self.store).execute(), limits, cell);
-        let _ = done_tx.send(());
-        let _ = timer.join();
-        match result {
-            Err(GraphError::Evaluation(_)) if started.elapsed() >= timeout => Err(GraphError::Timeout(timeout)),
-            other => other,
-        }
+        guard::check_query(&query, max_term).map_err(|r| GraphError::Refused(r.0))?;
+        let prepared = SparqlEvaluator::new().with_cancellation_token(token.clone()).for_query(query);
+        Self::collect(prepared.on_store(store).execute(), limits, cell)
     }
 
     fn collect<T>(
-        &self,
         results: Result<QueryResults<'_>, oxigraph::sparql::QueryEvaluationError>,
         limits: QueryLimits,
         cell: fn(&Term) -> T,
@@ -548,6 +617,26 @@ impl Graph {
         }
         let bytes = w.finish().map_err(|e| GraphError::Evaluation(e.to_string()))?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+/// The prefixes every query may use: `kw:`, `id:`, `rdf:`, `rdfs:` and one per kind (so that
+/// `failure-mode:etcd-nospace-alarm` names an entity; a `/` is not allowed in a local name).
+fn prefixes() -> Vec<(String, String)> {
+    let mut p = vec![
+        ("kw".to_string(), ontology::KW.to_string()),
+        ("id".to_string(), ontology::ID_BASE.to_string()),
+        ("rdf".to_string(), "http://www.w3.org/1999/02/22-rdf-syntax-ns#".to_string()),
+        ("rdfs".to_string(), "http://www.w3.org/2000/01/rdf-schema#".to_string()),
+    ];
+    p.extend(Kind::ALL.iter().map(|k| (k.prefix().to_string(), format!("{}{}/", ontology::ID_BASE, k.prefix()))));
+    p
+}
+
+fn term_len(t: &Term) -> usize {
+    match t {
+        Term::Literal(l) => l.value().len(),
+        other => other.to_string().len(),
     }
 }
 

@@ -80,7 +80,13 @@ pub enum LoadError {
         /// The directory.
         path: String,
     },
+    /// A file or the walk passed a limit of [`crate::bounded`] (size, type, depth, count, UTF-8).
+    #[error(transparent)]
+    Bounded(#[from] crate::bounded::ReadError),
 }
+
+/// Largest knowledge file read, in bytes.
+pub const MAX_KNOWLEDGE_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The loaded entities, indexed by id. Entities keep the order of their files (sorted by path).
 #[derive(Debug, Default, Clone)]
@@ -173,30 +179,20 @@ impl KnowledgeBase {
 /// # Errors
 /// [`LoadError::Io`] when the directory or a file cannot be read; [`LoadError::Empty`] when no file is found.
 pub fn read_dir(dir: &Path) -> Result<Vec<SourceFile>, LoadError> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<SourceFile>) -> Result<(), LoadError> {
-        let io = |e, p: &Path| LoadError::Io { path: p.display().to_string(), source: e };
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .map_err(|e| io(e, dir))?
-            .collect::<Result<_, _>>()
-            .map_err(|e| io(e, dir))?;
-        entries.sort_by_key(|e| e.file_name());
-        for entry in entries {
-            let p = entry.path();
-            let name = entry.file_name().to_string_lossy().to_string();
-            if name.starts_with('.') || name == "target" || name == "src" {
-                continue;
-            }
+    // Bounded (issue 16): regular files of at most MAX_KNOWLEDGE_FILE_BYTES, symlinked
+    // directories not entered, depth and count limited.
+    let skip = |name: &str| name.starts_with('.') || name == "target" || name == "src";
+    let walk = |root: &Path, dir: &Path, out: &mut Vec<SourceFile>| -> Result<(), LoadError> {
+        for p in crate::bounded::walk(dir, &skip)? {
             let rel = p.strip_prefix(root).unwrap_or(&p);
             let path = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
-            if p.is_dir() {
-                walk(root, &p, out)?;
-            } else if is_knowledge_file(&path) {
-                let text = std::fs::read_to_string(&p).map_err(|e| io(e, &p))?;
+            if is_knowledge_file(&path) {
+                let text = crate::bounded::read_file(&p, MAX_KNOWLEDGE_FILE_BYTES, "a knowledge file")?;
                 out.push(SourceFile { path, text });
             }
         }
         Ok(())
-    }
+    };
     let mut out = Vec::new();
     walk(dir, dir, &mut out)?;
     if out.is_empty() {

@@ -38,6 +38,7 @@
 //! ```
 
 pub mod accuracy;
+pub mod bounded;
 pub mod claims;
 pub mod context;
 pub mod diagnose;
@@ -204,6 +205,19 @@ pub struct NotFound {
     pub suggestions: Vec<String>,
 }
 
+/// Longest name `explain`, `gate`, `kep` and `metric` look up, in bytes: no id, title, alias,
+/// gate, KEP title or metric name is longer, and a longer one would only make the closest-name
+/// search slow (issue 16).
+pub const MAX_NAME_BYTES: usize = 512;
+
+/// A [`NotFound`] for a name over [`MAX_NAME_BYTES`] (the query shown cut to 64 characters).
+fn too_long(query: &str) -> Option<NotFound> {
+    (query.len() > MAX_NAME_BYTES).then(|| NotFound {
+        query: format!("{}… ({} bytes; names are at most {MAX_NAME_BYTES} bytes)", query.chars().take(64).collect::<String>(), query.len()),
+        suggestions: Vec::new(),
+    })
+}
+
 impl Engine {
     /// Loads, validates and indexes knowledge files.
     ///
@@ -336,6 +350,9 @@ impl Engine {
     /// # Errors
     /// [`NotFound`] with the closest ids when nothing matches.
     pub fn explain(&self, query: &str) -> Result<Explanation, NotFound> {
+        if let Some(e) = too_long(query) {
+            return Err(e);
+        }
         let q = query.trim();
         let lower = q.to_lowercase();
         let resolved = if let Some(e) = self.kb.get(q) {
@@ -440,6 +457,9 @@ impl Engine {
     /// # Errors
     /// [`NotFound`] with the closest gate names.
     pub fn gate(&self, name: &str, version: Option<model::Version>) -> Result<lookup::GateAnswer, NotFound> {
+        if let Some(e) = too_long(name) {
+            return Err(e);
+        }
         match lookup::gate(&self.kb, name, version) {
             Err(nf) if name.split_whitespace().count() > 1 => {
                 // Words, not a name: the gate whose name spells them ("sidecar containers"), else
@@ -461,6 +481,7 @@ impl Engine {
     /// # Errors
     /// [`NotFound`] with the closest numbers or titles.
     pub fn kep(&self, query: &str) -> Result<Vec<lookup::KepAnswer>, NotFound> {
+<<<<<<< HEAD
         match lookup::kep(&self.kb, query) {
             Err(nf) if query.trim().parse::<u32>().is_err() && !query.trim().to_lowercase().starts_with("kep") => {
                 // Words no KEP title holds: search as `kubewhy search` does, and answer with the
@@ -487,6 +508,12 @@ impl Engine {
             }
             r => r,
         }
+=======
+        if let Some(e) = too_long(query) {
+            return Err(e);
+        }
+        lookup::kep(&self.kb, query)
+>>>>>>> hostile
     }
 
     /// A metric (see [`lookup::metric`]).
@@ -494,6 +521,9 @@ impl Engine {
     /// # Errors
     /// [`NotFound`] with the closest metric names.
     pub fn metric(&self, name: &str) -> Result<lookup::MetricAnswer, NotFound> {
+        if let Some(e) = too_long(name) {
+            return Err(e);
+        }
         lookup::metric(&self.kb, name)
     }
 

@@ -350,19 +350,50 @@ pub struct Vocabulary {
     pub metrics: BTreeSet<String>,
 }
 
-/// Parses a table whose header holds the given column names, slicing rows at the header's column offsets.
-fn parse_table(lines: &[&str], header_idx: usize, cols: &[&str]) -> Vec<Vec<String>> {
+/// Which table a line is the header of, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TableKind {
+    /// `kubectl describe` events: Type Reason Age From Message.
+    DescribeEvents,
+    /// `kubectl get events`: LAST SEEN TYPE REASON OBJECT MESSAGE.
+    GetEvents,
+    /// `kubectl get pods`: NAME READY STATUS RESTARTS AGE.
+    GetPods,
+}
+
+impl TableKind {
+    fn of(line: &str) -> Option<TableKind> {
+        let t = line.trim();
+        if t.starts_with("Type") && t.contains("Reason") && t.contains("Message") {
+            Some(TableKind::DescribeEvents)
+        } else if t.starts_with("LAST SEEN") && t.contains("REASON") && t.contains("MESSAGE") {
+            Some(TableKind::GetEvents)
+        } else if t.starts_with("NAME") && t.contains("STATUS") && t.contains("READY") {
+            Some(TableKind::GetPods)
+        } else {
+            None
+        }
+    }
+}
+
+/// Parses a table whose header holds the given column names, slicing rows at the header's column
+/// offsets. The table ends at a blank line, at a section header and at the next table header.
+/// Returns the rows and the index of the first line after the table, so that every line is read
+/// by at most one table (linear in the input, issue 16).
+fn parse_table(lines: &[&str], header_idx: usize, cols: &[&str]) -> (Vec<Vec<String>>, usize) {
     let header = lines[header_idx];
     let mut offsets = Vec::new();
     for c in cols {
         match header.find(c) {
             Some(o) => offsets.push(o),
-            None => return Vec::new(),
+            None => return (Vec::new(), header_idx + 1),
         }
     }
     let mut rows = Vec::new();
-    for line in &lines[header_idx + 1..] {
-        if line.trim().is_empty() {
+    let mut end = lines.len();
+    for (j, line) in lines.iter().enumerate().skip(header_idx + 1) {
+        if line.trim().is_empty() || TableKind::of(line).is_some() {
+            end = j;
             break;
         }
         if line.trim_start().starts_with("----") {
@@ -370,6 +401,7 @@ fn parse_table(lines: &[&str], header_idx: usize, cols: &[&str]) -> Vec<Vec<Stri
         }
         // A row must be long enough to reach the last column and not be the next section header.
         if !line.starts_with(' ') && !line.starts_with('\t') && header.starts_with(' ') {
+            end = j;
             break;
         }
         let mut row = Vec::new();
@@ -380,7 +412,7 @@ fn parse_table(lines: &[&str], header_idx: usize, cols: &[&str]) -> Vec<Vec<Stri
         }
         rows.push(row);
     }
-    rows
+    (rows, end)
 }
 
 /// Extracts the signals of `input` (any text; no size limit is applied here).
@@ -405,27 +437,38 @@ pub fn extract(input: &str, normalized: &str, vocab: &Vocabulary, templates: &[T
     let mut http_codes = BTreeSet::new();
 
     // Events tables: `kubectl describe` (Type Reason Age From Message) and `kubectl get events`.
-    for (i, line) in lines.iter().enumerate() {
-        let t = line.trim();
-        if t.starts_with("Type") && t.contains("Reason") && t.contains("Message") {
-            for row in parse_table(&lines, i, &["Type", "Reason", "Age", "From", "Message"]) {
-                if row.len() == 5 && !row[1].is_empty() {
-                    s.events.push(EventLine { event_type: Some(row[0].clone()), reason: row[1].clone(), message: row[4].clone() });
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(kind) = TableKind::of(lines[i]) else {
+            i += 1;
+            continue;
+        };
+        let cols: &[&str] = match kind {
+            TableKind::DescribeEvents => &["Type", "Reason", "Age", "From", "Message"],
+            TableKind::GetEvents => &["TYPE", "REASON", "MESSAGE"],
+            TableKind::GetPods => &["STATUS", "RESTARTS"],
+        };
+        let (rows, next) = parse_table(&lines, i, cols);
+        i = next.max(i + 1);
+        for row in rows {
+            match kind {
+                TableKind::DescribeEvents => {
+                    if row.len() == 5 && !row[1].is_empty() {
+                        s.events.push(EventLine { event_type: Some(row[0].clone()), reason: row[1].clone(), message: row[4].clone() });
+                    }
                 }
-            }
-        } else if t.starts_with("LAST SEEN") && t.contains("REASON") && t.contains("MESSAGE") {
-            for row in parse_table(&lines, i, &["TYPE", "REASON", "MESSAGE"]) {
-                if row.len() == 3 && !row[1].is_empty() {
-                    // The REASON column is followed by OBJECT in `kubectl get events`: keep the first word.
-                    let reason = row[1].split_whitespace().next().unwrap_or("").to_string();
-                    s.events.push(EventLine { event_type: Some(row[0].clone()), reason, message: row[2].clone() });
+                TableKind::GetEvents => {
+                    if row.len() == 3 && !row[1].is_empty() {
+                        // The REASON column is followed by OBJECT in `kubectl get events`: keep the first word.
+                        let reason = row[1].split_whitespace().next().unwrap_or("").to_string();
+                        s.events.push(EventLine { event_type: Some(row[0].clone()), reason, message: row[2].clone() });
+                    }
                 }
-            }
-        } else if t.starts_with("NAME") && t.contains("STATUS") && t.contains("READY") {
-            for row in parse_table(&lines, i, &["STATUS", "RESTARTS"]) {
-                if let Some(st) = row.first() {
-                    if vocab.status_reasons.contains(st.as_str()) || WELL_KNOWN_STATUS_REASONS.contains(&st.as_str()) {
-                        status_reasons.insert(st.clone());
+                TableKind::GetPods => {
+                    if let Some(st) = row.first() {
+                        if vocab.status_reasons.contains(st.as_str()) || WELL_KNOWN_STATUS_REASONS.contains(&st.as_str()) {
+                            status_reasons.insert(st.clone());
+                        }
                     }
                 }
             }
@@ -675,5 +718,20 @@ mod tests {
         assert_eq!(s.versions, vec!["1.30".to_string()]);
         let s = extract("0/500 nodes are available", "0/500 nodes are available", &Vocabulary::default(), &[]);
         assert!(s.http_codes.is_empty());
+    }
+
+    /// Issue 16: n header lines must not give n²/2 events (each header used to start a table that
+    /// ran over every later header).
+    #[test]
+    fn repeated_table_headers_are_linear() {
+        let header = "  Type     Reason   Age   From     Message\n";
+        let input = header.repeat(2_000);
+        let s = extract(&input, &normalize(&input), &Vocabulary::default(), &[]);
+        assert!(s.events.len() < 2_000, "{} events from 2000 header lines", s.events.len());
+        // Two real tables one after the other still give both rows.
+        let two = "  Type     Reason   Age   From     Message\n  Warning  BackOff  3m    kubelet  back-off\n  Type     Reason   Age   From     Message\n  Warning  Failed   1m    kubelet  failed\n";
+        let s = extract(two, &normalize(two), &Vocabulary::default(), &[]);
+        let reasons: Vec<&str> = s.events.iter().map(|e| e.reason.as_str()).collect();
+        assert_eq!(reasons, vec!["BackOff", "Failed"]);
     }
 }

@@ -260,14 +260,77 @@ mod http {
     use tokio_util::sync::CancellationToken;
 
     async fn start(token: Option<&str>) -> (std::net::SocketAddr, CancellationToken) {
+        let opts = HttpOptions { auth_token: token.map(str::to_string), ..HttpOptions::default() };
+        start_with(opts).await
+    }
+
+    async fn start_with(mut opts: HttpOptions) -> (std::net::SocketAddr, CancellationToken) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
+        opts.listen = addr;
         let cancel = CancellationToken::new();
-        let opts = HttpOptions { listen: addr, auth_token: token.map(str::to_string), ..HttpOptions::default() };
         let app = router(engine(), &opts, cancel.clone());
-        let c = cancel.clone();
-        tokio::spawn(async move { axum::serve(listener, app).with_graceful_shutdown(async move { c.cancelled().await }).await });
+        tokio::spawn(kubewhy_mcp::http::serve_listener(listener, app, opts.max_connections, cancel.clone()));
         (addr, cancel)
+    }
+
+    /// A raw HTTP/1.1 request; returns the status code.
+    async fn raw(addr: std::net::SocketAddr, method_path: &str, headers: &str, body: &str) -> u16 {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let req = format!("{method_path} HTTP/1.1\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n{body}", body.len());
+        let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        s.write_all(req.as_bytes()).await.expect("write");
+        let mut buf = vec![0u8; 64];
+        let n = s.read(&mut buf).await.expect("read");
+        let head = String::from_utf8_lossy(&buf[..n]).to_string();
+        head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0)
+    }
+
+    /// Issue 16: the site's expensive routes get the Host/Origin policy and the token of `/mcp`.
+    #[tokio::test]
+    async fn issue16_site_routes_check_host_origin_and_token() {
+        let (addr, cancel) = start(None).await;
+        let form = "Content-Type: application/x-www-form-urlencoded\r\n";
+        let ask = "query=ASK%20%7B%7D";
+        assert_eq!(raw(addr, "POST /sparql", &format!("Host: {addr}\r\n{form}"), ask).await, 200);
+        assert_eq!(raw(addr, "POST /sparql", &format!("Host: evil.example.com\r\n{form}"), ask).await, 403);
+        assert_eq!(raw(addr, "POST /sparql", &format!("Host: {addr}\r\nOrigin: https://evil.example.com\r\n{form}"), ask).await, 403);
+        assert_eq!(raw(addr, "POST /diagnose", &format!("Host: {addr}\r\nOrigin: https://evil.example.com\r\n{form}"), "q=x").await, 403);
+        assert_eq!(raw(addr, "GET /", "Host: rebind.example.com:8787\r\n", "").await, 403);
+        cancel.cancel();
+        let (addr, cancel) = start(Some("s3cret")).await;
+        assert_eq!(raw(addr, "POST /sparql", &format!("Host: {addr}\r\n{form}"), ask).await, 401);
+        assert_eq!(raw(addr, "GET /", &format!("Host: {addr}\r\n"), "").await, 401);
+        assert_eq!(raw(addr, "POST /sparql", &format!("Host: {addr}\r\nAuthorization: Bearer s3cret\r\n{form}"), ask).await, 200);
+        cancel.cancel();
+        let opts = HttpOptions { auth_token: Some("s3cret".into()), public_site: true, ..HttpOptions::default() };
+        let (addr, cancel) = start_with(opts).await;
+        assert_eq!(raw(addr, "GET /", &format!("Host: {addr}\r\n"), "").await, 200);
+        assert_eq!(post(addr, "").await, 401, "/mcp keeps its token with --public-site");
+        cancel.cancel();
+    }
+
+    /// Issue 16: the number of MCP sessions is capped.
+    #[tokio::test]
+    async fn issue16_sessions_are_capped() {
+        let opts = HttpOptions { max_sessions: 2, ..HttpOptions::default() };
+        let (addr, cancel) = start_with(opts).await;
+        assert_eq!(post(addr, "").await, 200);
+        assert_eq!(post(addr, "").await, 200);
+        assert_eq!(post(addr, "").await, 503);
+        cancel.cancel();
+    }
+
+    /// Beyond loopback, `serve` needs a token or the loudly named flag.
+    #[test]
+    fn non_loopback_needs_a_token() {
+        use kubewhy_mcp::http::check_exposure;
+        let open = HttpOptions { listen: "0.0.0.0:8787".parse().expect("addr"), ..HttpOptions::default() };
+        let e = check_exposure(&open).expect_err("refused");
+        assert!(e.to_string().contains("--insecure-no-auth-on-non-loopback"), "{e}");
+        assert!(check_exposure(&HttpOptions { auth_token: Some("t".into()), ..open.clone() }).is_ok());
+        assert!(check_exposure(&HttpOptions { insecure_no_auth_on_non_loopback: true, ..open.clone() }).is_ok());
+        assert!(check_exposure(&HttpOptions::default()).is_ok());
     }
 
     /// A raw HTTP/1.1 POST of an initialize request; returns the status code.

@@ -5,6 +5,7 @@ mod cli;
 mod cluster;
 mod diagnose;
 mod evals;
+mod hostile;
 mod issue15;
 mod lint;
 mod support;

@@ -62,6 +62,9 @@ pub enum SnapshotError {
     /// Nothing in the path was a Kubernetes object of a kind kubewhy reads.
     #[error("{0}: no Kubernetes objects of a kind kubewhy reads (expected `kubectl get -o json` lists or a `kubectl cluster-info dump` folder)")]
     Empty(PathBuf),
+    /// A file or the folder walk passed a limit (size, file type, depth, count) or is not UTF-8.
+    #[error(transparent)]
+    Bounded(#[from] kubewhy_engine::bounded::ReadError),
 }
 
 /// A loaded snapshot: the state and what was noticed on the way.
@@ -103,7 +106,7 @@ pub fn load(path: &Path) -> Result<Snapshot, SnapshotError> {
         if !known && meta.is_dir() && !starts_with_json(file) {
             continue; // logs.txt and anything else in a dump folder
         }
-        let text = std::fs::read_to_string(file).map_err(|source| SnapshotError::Io { path: file.clone(), source })?;
+        let text = kubewhy_engine::bounded::read_file(file, MAX_SNAPSHOT_FILE_BYTES, "a snapshot file")?;
         snap.files += 1;
         let docs = if ext == "yaml" || ext == "yml" || (!known && !text.trim_start().starts_with(['{', '['])) {
             parse_yaml(file, &blank_logs(&text))?
@@ -135,17 +138,13 @@ pub fn load(path: &Path) -> Result<Snapshot, SnapshotError> {
     Ok(snap)
 }
 
+/// Largest snapshot file read, in bytes.
+pub const MAX_SNAPSHOT_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The files of a snapshot folder: symlinked directories are not entered, special files are
+/// skipped, depth and count are limited ([`kubewhy_engine::bounded::walk`]).
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), SnapshotError> {
-    let rd = std::fs::read_dir(dir).map_err(|source| SnapshotError::Io { path: dir.to_path_buf(), source })?;
-    for entry in rd {
-        let entry = entry.map_err(|source| SnapshotError::Io { path: dir.to_path_buf(), source })?;
-        let p = entry.path();
-        if p.is_dir() {
-            walk(&p, out)?;
-        } else {
-            out.push(p);
-        }
-    }
+    out.extend(kubewhy_engine::bounded::walk(dir, &|_: &str| false)?);
     Ok(())
 }
 

@@ -101,7 +101,11 @@ macro_rules! resource_kinds {
                 self.loaded.insert(kind);
                 match kind {
                     $(ResourceKind::$variant => {
-                        let obj: $ty = serde_json::from_value(value).map_err(|e| e.to_string())?;
+                        // The path names the field (`spec.containers[0].ports`), as the README says.
+                        let obj: $ty = serde_path_to_error::deserialize(value).map_err(|e| {
+                            let at = e.path().to_string();
+                            if at.is_empty() || at == "." { e.inner().to_string() } else { format!("field `{at}`: {}", e.inner()) }
+                        })?;
                         self.$field.push(obj);
                     })+
                 }

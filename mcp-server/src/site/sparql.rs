@@ -113,8 +113,8 @@ pub(crate) fn run(engine: &Engine, ctx: &Ctx, params: &[(String, String)], body_
         Ok(o) => o,
         Err(e) => {
             let status = match e {
-                GraphError::Syntax(_) | GraphError::UpdateRefused => 400,
-                GraphError::Timeout(_) => 503,
+                GraphError::Syntax(_) | GraphError::UpdateRefused | GraphError::Refused(_) => 400,
+                GraphError::Timeout(_) | GraphError::Busy(_) => 503,
                 _ => 500,
             };
             let wants_html = html_wanted || (format.is_none() && negotiate(None, accept, false).ok() == Some(Format::Html));
