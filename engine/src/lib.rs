@@ -481,7 +481,9 @@ impl Engine {
     /// # Errors
     /// [`NotFound`] with the closest numbers or titles.
     pub fn kep(&self, query: &str) -> Result<Vec<lookup::KepAnswer>, NotFound> {
-<<<<<<< HEAD
+        if let Some(e) = too_long(query) {
+            return Err(e);
+        }
         match lookup::kep(&self.kb, query) {
             Err(nf) if query.trim().parse::<u32>().is_err() && !query.trim().to_lowercase().starts_with("kep") => {
                 // Words no KEP title holds: search as `kubewhy search` does, and answer with the
@@ -508,12 +510,6 @@ impl Engine {
             }
             r => r,
         }
-=======
-        if let Some(e) = too_long(query) {
-            return Err(e);
-        }
-        lookup::kep(&self.kb, query)
->>>>>>> hostile
     }
 
     /// A metric (see [`lookup::metric`]).
