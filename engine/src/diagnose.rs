@@ -311,7 +311,7 @@ pub struct Diagnosis {
 
 /// Status words that every pod or node shows at some point: as evidence alone they weigh a
 /// quarter of a specific status reason (CrashLoopBackOff, OOMKilled).
-pub const BARE_STATUS: &[&str] = &["Pending", "Running", "Terminating", "NotReady", "Ready", "Unknown", "Failed", "Succeeded", "ContainerCreating", "Error"];
+pub const BARE_STATUS: &[&str] = &["Pending", "Running", "Terminating", "NotReady", "Ready", "Unknown", "Failed", "Succeeded", "ContainerCreating", "Error", "Completed"];
 
 /// Precomputed matching tables over the knowledge.
 #[derive(Debug)]
