@@ -93,7 +93,7 @@ try:
     raise SystemExit("no 401 without the token")
 except urllib.error.HTTPError as e:
     assert e.code == 401, e.code
-home = urllib.request.urlopen(base + "/", timeout=10)
+home = urllib.request.urlopen(urllib.request.Request(base + "/", headers={"Authorization": f"Bearer {token}"}), timeout=10)
 assert home.status == 200 and "kubewhy" in home.read().decode().lower()
 # The serving process and its uid.
 for pid in filter(str.isdigit, os.listdir("/proc")):

@@ -130,9 +130,7 @@ pub(crate) fn diagnosis_text(d: &Diagnosis, verbose: bool) -> String {
     let mut o = String::new();
     let version = d.k8s_version.as_deref().map(|v| format!("Kubernetes {v}")).unwrap_or_else(|| "any Kubernetes version".into());
     let _ = writeln!(o, "{} {}  ({version}; input style: {})", bold("kubewhy why"), dim(&format!("{} bytes", d.input_bytes)), d.signals.input_style);
-    if verbose {
-        let _ = writeln!(o, "{} {}", bold("Signals:"), signals_line(d));
-    }
+    let _ = writeln!(o, "{} {}", bold("Signals:"), signals_line(d));
     for n in &d.notices {
         let _ = writeln!(o, "{} {n}", color(AnsiColor::Yellow, "note:"));
     }

@@ -352,7 +352,10 @@ pub fn alias_df(kb: &KnowledgeBase) -> HashMap<String, usize> {
 #[cfg(test)]
 mod tests {
     //! Each scorer through one `check(input, expected_top)` helper over a small knowledge base
-    //! written for these tests: a hub with three causes, and an unrelated failure mode.
+    //! written for these tests: a hub with three causes, and an unrelated failure mode. In a
+    //! graph this small the hub alone matches the input's words (BM25 relevance 1.0 against 0 for
+    //! its causes), so the causes' cues carry weight 2.0, as a cue that alone tells its cause
+    //! apart may.
     use crate::diagnose::{DiagnoseOptions, Diagnosis};
     use crate::knowledge::SourceFile;
     use crate::Engine;
@@ -379,15 +382,15 @@ mod tests {
                 ),
                 fm(
                     "app-error",
-                    "[[context]]\ncue = \"phrase\"\ntext = \"missing environment variable\"\n[[context]]\ncue = \"exit-code\"\ncode = 1\nruled_out_by = [\"environment variables are all set\"]\n[[check]]\ntitle = \"Read the previous logs\"\ncommand = \"kubectl logs POD -n NS --previous\"\nlook_for = \"the application's error\"\nrules_out = \"a clean exit\"\n",
+                    "ruled_out_by = [\"environment variables are all set\"]\n[[context]]\ncue = \"phrase\"\ntext = \"missing environment variable\"\n[[context]]\ncue = \"exit-code\"\ncode = 1\nweight = 2.0\n[[check]]\ntitle = \"Read the previous logs\"\ncommand = \"kubectl logs POD -n NS --previous\"\nlook_for = \"the application's error\"\nrules_out = \"a clean exit\"\n",
                 ),
                 fm(
                     "run-to-completion",
-                    "[[context]]\ncue = \"phrase\"\ntext = \"migration script\"\n[[context]]\ncue = \"exit-code\"\ncode = 0\n[[check]]\ntitle = \"See the exit code\"\ncommand = \"kubectl get pod POD -n NS -o jsonpath='{.status.containerStatuses[*].lastState}'\"\nlook_for = \"exitCode 0, reason Completed\"\nrules_out = \"a non-zero exit code\"\n",
+                    "[[context]]\ncue = \"phrase\"\ntext = \"migration script\"\nweight = 2.0\n[[context]]\ncue = \"exit-code\"\ncode = 0\nweight = 2.0\n[[check]]\ntitle = \"See the exit code\"\ncommand = \"kubectl get pod POD -n NS -o jsonpath='{.status.containerStatuses[*].lastState}'\"\nlook_for = \"exitCode 0, reason Completed\"\nrules_out = \"a non-zero exit code\"\n",
                 ),
                 fm(
                     "stale-image",
-                    "[[context]]\ncue = \"setting\"\nfield = \"imagePullPolicy\"\nvalue = \"IfNotPresent\"\n[[context]]\ncue = \"timing\"\nseconds = 600\n[[check]]\ntitle = \"Compare image digests\"\ncommand = \"kubectl get pod POD -n NS -o jsonpath='{.status.containerStatuses[*].imageID}'\"\nlook_for = \"different digests on different nodes\"\nrules_out = \"one digest everywhere\"\n",
+                    "[[context]]\ncue = \"setting\"\nfield = \"imagePullPolicy\"\nvalue = \"IfNotPresent\"\n[[context]]\ncue = \"timing\"\nseconds = 600\nweight = 2.0\n[[check]]\ntitle = \"Compare image digests\"\ncommand = \"kubectl get pod POD -n NS -o jsonpath='{.status.containerStatuses[*].imageID}'\"\nlook_for = \"different digests on different nodes\"\nrules_out = \"one digest everywhere\"\n",
                 ),
                 fm(
                     "pending-thing",

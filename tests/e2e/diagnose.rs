@@ -9,7 +9,11 @@ fn insufficient_cpu_is_the_resource_fit_filter() {
     let top = &d.candidates[0];
     assert_eq!(top.loop_.as_ref().map(|l| l.id.as_str()), Some("loop/scheduler-noderesourcesfit"));
     assert_eq!(top.component.as_ref().map(|c| c.id.as_str()), Some("component/kube-scheduler"));
-    assert!(top.confidence > 0.5, "confidence {}", top.confidence);
+    // A hub whose causes the input does not separate: the surface failure is certain, which of
+    // its causes is not, and the confidence says so.
+    assert!(top.confidence > 0.4, "confidence {}", top.confidence);
+    assert_eq!(top.level, "symptom");
+    assert!(top.causes.len() >= 2);
     assert!(d.signals.templates.iter().any(|t| t.full));
 }
 
@@ -151,9 +155,18 @@ fn every_candidate_carries_the_documented_fields() {
 #[test]
 fn top_candidates_get_checks_that_tell_them_apart() {
     let d = why("pod stuck Pending with FailedScheduling: 0/5 nodes are available: 2 Insufficient memory, 3 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }.", None);
-    let top2: Vec<&str> = ids(&d).into_iter().take(2).collect();
-    assert!(top2.contains(&"failure-mode/insufficient-resources"), "{top2:?}");
-    assert!(top2.contains(&"failure-mode/untolerated-taint"), "{top2:?}");
+    // Both reasons are among the first answers: the resource fit (a hub, with its causes) and
+    // the taint, as its hub or as the cause the message points to (only control-plane nodes
+    // carry it, and the scheduler treats that taint as background).
+    let top = &d.candidates[..d.candidates.len().min(5)];
+    assert!(top.iter().any(|c| c.id == "failure-mode/insufficient-resources"), "{:?}", ids(&d));
+    assert!(
+        top.iter().any(|c| c.id == "failure-mode/untolerated-taint"
+            || c.id == "failure-mode/control-plane-taint-no-workers"
+            || c.hub.as_deref() == Some("failure-mode/untolerated-taint")),
+        "{:?}",
+        ids(&d)
+    );
     assert!(!d.distinguishing_checks.is_empty());
     for k in &d.distinguishing_checks {
         assert!(!k.versus.is_empty() && !k.versus.contains(&k.confirms));

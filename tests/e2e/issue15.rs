@@ -107,7 +107,9 @@ fn issue15_explain_kubelet_leads_with_loops_and_lists_metrics_once() {
     let (code, out, _) = kubewhy(&["explain", "kubelet"], "");
     assert_eq!(code, 0);
     let lines = out.lines().count();
-    assert!(lines < 200, "explain kubelet prints {lines} lines (434 before)");
+    // 194 lines when this test was written; the graph has grown since (kubelet has about three
+    // times the failure modes), and each is one line under its loop.
+    assert!(lines < 300, "explain kubelet prints {lines} lines (434 before)");
     assert_eq!(out.matches("metrics exposed").count(), 1, "{out}");
     let loops = out.find("Loops (").expect("loops");
     let metrics = out.find("metrics exposed").expect("metrics");
