@@ -702,6 +702,13 @@ pub(crate) fn metric_text(a: &kubewhy_engine::lookup::MetricAnswer) -> String {
     o
 }
 
+/// A slice's rows by input style then by area, indented under its summary line.
+fn slice_rows(o: &mut String, slice: &kubewhy_evals::Slice) {
+    for (k, s) in slice.by_style.iter().chain(&slice.by_area) {
+        let _ = writeln!(o, "  {k:<12} {:>4} cases  top-1 {:.3}  top-3 {:.3}", s.cases, s.top1, s.top3);
+    }
+}
+
 /// Renders an eval report summary.
 pub(crate) fn eval_text(r: &kubewhy_evals::Report, baseline: Option<&kubewhy_evals::Report>, gates: &[String], regressions: &[String]) -> String {
     let mut o = String::new();
@@ -732,9 +739,7 @@ pub(crate) fn eval_text(r: &kubewhy_evals::Report, baseline: Option<&kubewhy_eva
         for b in &r.ledger_before {
             let _ = writeln!(o, "  batch {:<3} {:>4} reports  before: top-1 {:.3}  top-3 {:.3}", b.batch, b.lines, b.before_top1, b.before_top3);
         }
-        for (k, s) in l.by_style.iter().chain(&l.by_area) {
-            let _ = writeln!(o, "  {k:<12} {:>4} cases  top-1 {:.3}  top-3 {:.3}", s.cases, s.top1, s.top3);
-        }
+        slice_rows(&mut o, l);
     }
     if let Some(c) = &r.causes {
         let then = baseline.and_then(|b| b.causes.as_ref()).map(|t| t.overall);
@@ -749,9 +754,7 @@ pub(crate) fn eval_text(r: &kubewhy_evals::Report, baseline: Option<&kubewhy_eva
             d(c.overall.top3, then.map(|x| x.top3)),
             c.overall.mrr
         );
-        for (k, s) in c.by_style.iter().chain(&c.by_area) {
-            let _ = writeln!(o, "  {k:<12} {:>4} cases  top-1 {:.3}  top-3 {:.3}", s.cases, s.top1, s.top3);
-        }
+        slice_rows(&mut o, c);
     }
     for (title, groups) in [("area", &r.by_area), ("difficulty", &r.by_difficulty), ("style", &r.by_style)] {
         let _ = writeln!(o, "by {title}:");

@@ -68,6 +68,11 @@ pub fn literal_parts(t: &str) -> Vec<String> {
 
 /// Normalises text for matching: lowercase, `\"` and typographic quotes made plain, whitespace runs to one space.
 pub fn normalize(text: &str) -> String {
+    plain(text, true)
+}
+
+/// The character mapping of [`normalize`], lowercasing or not.
+fn plain(text: &str, lowercase: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut last_space = false;
     let mut chars = text.chars().peekable();
@@ -85,7 +90,11 @@ pub fn normalize(text: &str) -> String {
             last_space = true;
         } else {
             last_space = false;
-            out.extend(c.to_lowercase());
+            if lowercase {
+                out.extend(c.to_lowercase());
+            } else {
+                out.push(c);
+            }
         }
     }
     out
@@ -95,26 +104,7 @@ pub fn normalize(text: &str) -> String {
 /// lowercasing keeps every character's length (ASCII and most text), so a span found in the
 /// normalised text can be shown as the input spelled it. `None` when the lengths differ.
 fn normalize_keep_case(text: &str, normalized: &str) -> Option<String> {
-    let mut out = String::with_capacity(text.len());
-    let mut last_space = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        let c = match c {
-            '\\' if chars.peek() == Some(&'"') => continue,
-            '\u{201c}' | '\u{201d}' | '\u{201e}' => '"',
-            '\u{2018}' | '\u{2019}' => '\'',
-            c => c,
-        };
-        if c.is_whitespace() {
-            if !last_space {
-                out.push(' ');
-            }
-            last_space = true;
-        } else {
-            last_space = false;
-            out.push(c);
-        }
-    }
+    let out = plain(text, false);
     (out.len() == normalized.len()).then_some(out)
 }
 

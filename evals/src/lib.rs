@@ -518,6 +518,18 @@ pub fn regressions(r: &Report, baseline: &Report) -> Vec<String> {
     out
 }
 
+/// A slice's Markdown tables by area and by input style, headed `### <name> slice by ...`.
+fn slice_tables(o: &mut String, name: &str, slice: &Slice) {
+    use std::fmt::Write as _;
+    for (title, groups) in [("area", &slice.by_area), ("input style", &slice.by_style)] {
+        let _ = writeln!(o, "### {name} slice by {title}\n\n| {title} | cases | top-1 | top-3 | MRR |\n|---|---|---|---|---|");
+        for (k, s) in groups {
+            let _ = writeln!(o, "| {k} | {} | {:.3} | {:.3} | {:.3} |", s.cases, s.top1, s.top3, s.mrr);
+        }
+        let _ = writeln!(o);
+    }
+}
+
 /// The report as Markdown (with deltas against `baseline` when given).
 pub fn markdown(r: &Report, baseline: Option<&Report>, engine: &Engine) -> String {
     use std::fmt::Write as _;
@@ -550,13 +562,7 @@ pub fn markdown(r: &Report, baseline: Option<&Report>, engine: &Engine) -> Strin
             let _ = writeln!(o, "| {} | {} | {:.3} | {:.3} |", b.batch, b.lines, b.before_top1, b.before_top3);
         }
         let _ = writeln!(o);
-        for (title, groups) in [("area", &l.by_area), ("input style", &l.by_style)] {
-            let _ = writeln!(o, "### Ledger slice by {title}\n\n| {title} | cases | top-1 | top-3 | MRR |\n|---|---|---|---|---|");
-            for (k, s) in groups {
-                let _ = writeln!(o, "| {k} | {} | {:.3} | {:.3} | {:.3} |", s.cases, s.top1, s.top3, s.mrr);
-            }
-            let _ = writeln!(o);
-        }
+        slice_tables(&mut o, "Ledger", l);
     }
     if let Some(c) = &r.causes {
         let then = baseline.and_then(|b| b.causes.as_ref());
@@ -570,13 +576,7 @@ pub fn markdown(r: &Report, baseline: Option<&Report>, engine: &Engine) -> Strin
             delta(c.overall.top3, then.map(|t| t.overall.top3)),
             c.overall.mrr
         );
-        for (title, groups) in [("area", &c.by_area), ("input style", &c.by_style)] {
-            let _ = writeln!(o, "### Cause slice by {title}\n\n| {title} | cases | top-1 | top-3 | MRR |\n|---|---|---|---|---|");
-            for (k, s) in groups {
-                let _ = writeln!(o, "| {k} | {} | {:.3} | {:.3} | {:.3} |", s.cases, s.top1, s.top3, s.mrr);
-            }
-            let _ = writeln!(o);
-        }
+        slice_tables(&mut o, "Cause", c);
     }
     for (title, groups) in [("area", &r.by_area), ("difficulty", &r.by_difficulty), ("input style", &r.by_style)] {
         let _ = writeln!(o, "## By {title}\n\n| {title} | cases | top-1 | top-3 | MRR |\n|---|---|---|---|---|");
