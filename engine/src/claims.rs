@@ -21,6 +21,7 @@ use std::sync::OnceLock;
 
 /// A claim's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// The graph has the fact and it agrees.
@@ -31,8 +32,26 @@ pub enum Verdict {
     Unknown,
 }
 
+impl Verdict {
+    /// The verdict as serialised: `supported`, `contradicted` or `unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Supported => "supported",
+            Verdict::Contradicted => "contradicted",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One checkable claim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Claim {
     /// `feature-gate`, `kep`, `metric` or `version`.
     pub kind: String,

@@ -82,6 +82,7 @@ pub fn canonical_value(value: &str) -> String {
 
 /// Names of the objects an input is about, for filling the placeholders of check commands.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Names {
     /// Pod name (`POD`).
     pub pod: Option<String>,

@@ -56,6 +56,7 @@ impl Default for DiagnoseOptions {
 
 /// A reference to an entity: id, kind and title.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EntityRef {
     /// Entity id.
     pub id: String,
@@ -80,6 +81,7 @@ impl EntityRef {
 
 /// One step of a mechanism chain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChainStep {
     /// Entity id.
     pub id: String,
@@ -94,6 +96,7 @@ pub struct ChainStep {
 
 /// A piece of evidence for a candidate: what one scorer saw in the input, and what it is worth.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Evidence {
     /// The scorer that produced it: `message` (a symptom's text, reason or code), `alias` (a
     /// name people use, verbatim or in other words), `relevance` (BM25 text relevance),
@@ -119,6 +122,7 @@ pub struct Evidence {
 
 /// A check as shown in an answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CheckOut {
     /// Check id.
     pub id: String,
@@ -136,6 +140,7 @@ pub struct CheckOut {
 
 /// A fix as shown in an answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FixOut {
     /// Fix id.
     pub id: String,
@@ -170,6 +175,7 @@ pub fn fixes_of(kb: &KnowledgeBase, fm: &crate::model::FailureModeData) -> Vec<F
 
 /// Version applicability of a candidate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Applies {
     /// First minor it applies to, if bounded.
     pub since: Option<String>,
@@ -194,6 +200,7 @@ impl Applies {
 
 /// One ranked failure mode.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Candidate {
     /// 1-based rank.
     pub rank: usize,
@@ -243,6 +250,7 @@ pub struct Candidate {
 
 /// One cause of a hub, as listed under the hub.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CauseOut {
     /// Failure-mode id of the cause.
     pub id: String,
@@ -258,6 +266,7 @@ pub struct CauseOut {
 
 /// A check that tells one top candidate apart from the others.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DistinguishingCheck {
     /// Check id.
     pub check: String,
@@ -275,6 +284,7 @@ pub struct DistinguishingCheck {
 
 /// A failure mode left out because it does not apply at the version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Excluded {
     /// Failure-mode id.
     pub id: String,

@@ -110,6 +110,7 @@ pub enum ResolvedBy {
 
 /// A relation with the other entity's kind and title, for display.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RelatedEntity {
     /// Ontology property local name (`partOf`).
     pub property: String,

@@ -38,6 +38,7 @@ pub struct KepAnswer {
 
 /// A metric: what upstream says and what the graph adds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MetricAnswer {
     /// Exposed name.
     pub name: String,

@@ -35,6 +35,7 @@ pub enum ImportError {
 
 /// One step of a feature gate's lifecycle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GateStep {
     /// Minor version the step starts at ("1.29").
     pub version: String,

@@ -126,7 +126,7 @@ fn tool_list() -> Vec<Tool> {
         tool::<DiagnoseParams, DiagnoseOutput>(
             "diagnose",
             "Diagnose a Kubernetes symptom",
-            "Map a Kubernetes symptom (error message, events, `kubectl describe`, YAML, logs or a question) to ranked failure modes with the mechanism chain (symptom → failure mode → control loop → component), evidence, checks that tell the candidates apart, fixes and references. Give `k8s_version` when known.",
+            "Map a Kubernetes symptom (error message, events, `kubectl describe`, YAML, logs or a question) to ranked failure modes with the mechanism chain (symptom → failure mode → control loop → component), evidence per scorer, checks that tell the candidates apart, fixes and references. Each candidate has a `level`: a `cause` (one specific mechanism; `hub` names the surface failure it was reached through) or a `symptom` hub, whose `causes` list its specific causes most likely first, each with the check that confirms or rules it out. Include the context you have (settings, platform, versions, timings, what was ruled out): it decides among causes. Give `k8s_version` when known.",
         ),
         tool::<ExplainParams, ExplainOutput>(
             "explain",

@@ -2,7 +2,7 @@
 //! into its wire type and renders a concise Markdown text of it.
 
 use crate::wire::{self, Detail};
-use kubewhy_engine::diagnose::{DiagnoseOptions, Diagnosis};
+use kubewhy_engine::diagnose::{Candidate, CauseOut, CheckOut, DiagnoseOptions, Diagnosis, Evidence, FixOut};
 use kubewhy_engine::graph::{QueryLimits, QueryOutput};
 use kubewhy_engine::model::{Entity, Kind, Version};
 use kubewhy_engine::Engine;
@@ -32,8 +32,8 @@ pub fn uri_of(id: &str) -> String {
     format!("kubewhy://{id}")
 }
 
-fn eref(r: &kubewhy_engine::diagnose::EntityRef) -> wire::EntityRef {
-    wire::EntityRef { id: r.id.clone(), kind: r.kind.clone(), title: r.title.clone() }
+fn eref(r: &wire::EntityRef) -> wire::EntityRef {
+    r.clone()
 }
 
 fn nonempty<'a>(field: &str, value: &'a str) -> Result<&'a str, String> {
@@ -80,70 +80,72 @@ pub(crate) fn diagnose(engine: &Engine, p: wire::DiagnoseParams) -> ToolResult {
     answer(&out, md)
 }
 
+/// The `diagnose` answer for `d`: the engine's candidates, with lists and texts cut to the
+/// `detail` (brief: the top candidate's three evidence lines, three checks, two fixes and two
+/// references; one evidence-line pair and one check for the others; a hub's causes are always
+/// listed whole, each with its check, since they are the answer when nothing separates them).
 pub(crate) fn diagnosis_output(d: &Diagnosis, detail: Detail) -> wire::DiagnoseOutput {
     let full = detail == Detail::Full;
     let take = |n: usize| if full { usize::MAX } else { n };
     let short = |t: &str, n: usize| if full { t.to_string() } else { cut(t, n) };
+    let round = |x: f64| (x * 1000.0).round() / 1000.0;
+    let brief_check = |k: &CheckOut| CheckOut {
+        command: k.command.as_deref().map(|t| short(t, 240)),
+        look_for: short(&k.look_for, 240),
+        rules_out: k.rules_out.as_deref().map(|t| short(t, 240)),
+        ..k.clone()
+    };
     wire::DiagnoseOutput {
         k8s_version: d.k8s_version.clone(),
         k8s_version_source: d.k8s_version_source.clone(),
         input_style: d.signals.input_style.clone(),
+        names: d.names.clone(),
         candidates: d
             .candidates
             .iter()
-            .map(|c| wire::Candidate {
-                rank: c.rank,
-                id: c.id.clone(),
-                title: c.title.clone(),
-                area: c.area.clone(),
-                confidence: (c.confidence * 1000.0).round() / 1000.0,
-                component: c.component.as_ref().map(eref),
-                loop_: c.loop_.as_ref().map(eref),
-                // Brief: the direct path and at most two upstream causes.
-                chain: c
-                    .chain
-                    .iter()
-                    .filter({
-                        let mut causes = 0;
-                        move |s| {
-                            causes += usize::from(s.relation == "causedBy");
-                            full || s.relation != "causedBy" || causes <= 2
-                        }
-                    })
-                    .map(|s| wire::ChainStep { id: s.id.clone(), kind: s.kind.clone(), title: s.title.clone(), relation: s.relation.clone() })
-                    .collect(),
-                evidence: c
-                    .evidence
-                    .iter()
-                    .take(take(if c.rank == 1 { 3 } else { 2 }))
-                    .map(|e| wire::Evidence { symptom: e.symptom.clone(), matched: e.matched.clone(), value: cut(&e.value, if full { 2000 } else { 200 }), score: (e.score * 1000.0).round() / 1000.0 })
-                    .collect(),
-                summary: if full { c.summary.clone() } else { cut(&c.summary, if c.rank == 1 { 400 } else { 200 }) },
-                checks: c
-                    .checks
-                    .iter()
-                    .take(take(if c.rank == 1 { 3 } else { 1 }))
-                    .map(|k| wire::Check { id: k.id.clone(), title: k.title.clone(), command: k.command.as_deref().map(|t| short(t, 240)), look_for: short(&k.look_for, 240), distinguishes: k.distinguishes.clone() })
-                    .collect(),
-                fixes: c
-                    .fixes
-                    .iter()
-                    .take(take(if c.rank == 1 { 2 } else { 0 }))
-                    .map(|f| wire::Fix { id: f.id.clone(), title: f.title.clone(), action: short(&f.action, 300), command: f.command.as_deref().map(|t| short(t, 240)), risk: f.risk.clone() })
-                    .collect(),
-                references: c.references.iter().take(take(if c.rank == 1 { 2 } else { 0 })).cloned().collect(),
-                applies: c.applies.description.clone(),
-                uri: uri_of(&c.id),
-                url: None,
+            .map(|c| {
+                let top = c.rank == 1;
+                let mut causes_seen = 0;
+                let candidate = Candidate {
+                    confidence: round(c.confidence),
+                    score: round(c.score),
+                    // Brief: the direct path and at most two upstream causes.
+                    chain: c
+                        .chain
+                        .iter()
+                        .filter(|s| {
+                            causes_seen += usize::from(s.relation == "causedBy");
+                            full || s.relation != "causedBy" || causes_seen <= 2
+                        })
+                        .cloned()
+                        .collect(),
+                    evidence: c
+                        .evidence
+                        .iter()
+                        .take(take(if top { 3 } else { 2 }))
+                        .map(|e| Evidence { value: cut(&e.value, if full { 2000 } else { 200 }), score: round(e.score), ..e.clone() })
+                        .collect(),
+                    summary: if full { c.summary.clone() } else { cut(&c.summary, if top { 400 } else { 200 }) },
+                    causes: c
+                        .causes
+                        .iter()
+                        .map(|x| CauseOut { score: round(x.score), check: x.check.as_ref().map(brief_check), ..x.clone() })
+                        .collect(),
+                    checks: c.checks.iter().take(take(if top { 3 } else { 1 })).map(brief_check).collect(),
+                    fixes: c
+                        .fixes
+                        .iter()
+                        .take(take(if top { 2 } else { 0 }))
+                        .map(|f| FixOut { action: short(&f.action, 300), command: f.command.as_deref().map(|t| short(t, 240)), ..f.clone() })
+                        .collect(),
+                    references: c.references.iter().take(take(if top { 2 } else { 0 })).cloned().collect(),
+                    ..c.clone()
+                };
+                wire::Candidate { uri: uri_of(&c.id), url: None, candidate }
             })
             .collect(),
-        distinguishing_checks: d
-            .distinguishing_checks
-            .iter()
-            .take(take(2))
-            .map(|k| wire::DistinguishingCheck { check: k.check.clone(), title: k.title.clone(), command: k.command.clone(), look_for: k.look_for.clone(), confirms: k.confirms.clone(), versus: k.versus.clone() })
-            .collect(),
-        excluded: d.excluded.iter().map(|e| e.id.clone()).collect(),
+        distinguishing_checks: d.distinguishing_checks.iter().take(take(2)).cloned().collect(),
+        excluded: d.excluded.clone(),
         notices: d.notices.clone(),
     }
 }
@@ -159,10 +161,23 @@ fn diagnosis_markdown(d: &wire::DiagnoseOutput, detail: Detail) -> String {
     if d.candidates.is_empty() {
         s.push_str("\nNo failure mode matched. Rephrase with the exact error text, or use `search`.\n");
     }
-    for c in &d.candidates {
+    // Brief: a cause already listed under a higher-ranked hub gets its heading only.
+    let mut listed: Vec<&str> = Vec::new();
+    for wc in &d.candidates {
+        let c = &wc.candidate;
+        if !full && listed.contains(&c.id.as_str()) {
+            let _ = writeln!(s, "\n### {}. {} — confidence {:.2}\n`{}`: a cause listed above, with its check", c.rank, cut(&c.title, 160), c.confidence, c.id);
+            continue;
+        }
+        listed.extend(c.causes.iter().map(|x| x.id.as_str()));
         let strength = if c.confidence < 0.3 { " (weak)" } else { "" };
         let _ = writeln!(s, "\n### {}. {} — confidence {:.2}{strength}", c.rank, c.title, c.confidence);
-        let _ = writeln!(s, "`{}` · area {} · applies {}", c.id, c.area, c.applies);
+        let level = match (&c.hub, c.level.as_str()) {
+            (Some(hub), _) => format!(" · cause, reached through `{hub}`"),
+            (None, "symptom") => " · symptom (a hub: its causes follow)".to_string(),
+            _ => String::new(),
+        };
+        let _ = writeln!(s, "`{}` · area {} · applies {}{level}", c.id, c.area, c.applies.description);
         if !c.chain.is_empty() && (full || c.rank == 1) {
             let chain: Vec<String> = c
                 .chain
@@ -184,6 +199,24 @@ fn diagnosis_markdown(d: &wire::DiagnoseOutput, detail: Detail) -> String {
             let _ = writeln!(s, "{}", if full || c.rank == 1 { c.summary.clone() } else { cut(&c.summary, 200) });
         }
         let n = if full { usize::MAX } else if c.rank == 1 { 200 } else { 140 };
+        if !c.causes.is_empty() {
+            // Brief: the top candidate's causes with a short check each; the others' causes by id.
+            if full || c.rank == 1 {
+                let m = if full { usize::MAX } else { 110 };
+                let _ = writeln!(s, "**Causes, most likely first:**");
+                for x in &c.causes {
+                    let mark = if x.separated { " (the input points here)" } else { "" };
+                    let how = x.check.as_ref().map(|k| match &k.command {
+                        Some(cmd) => format!(" — check `{}`: {}", cut(cmd, m), cut(&k.look_for, m)),
+                        None => format!(" — check: {}", cut(&k.look_for, m)),
+                    });
+                    let _ = writeln!(s, "- `{}` {}{mark}{}", x.id, cut(&x.title, m), how.unwrap_or_default());
+                }
+            } else {
+                let ids: Vec<String> = c.causes.iter().map(|x| format!("`{}`", x.id)).collect();
+                let _ = writeln!(s, "**Causes:** {}", ids.join(", "));
+            }
+        }
         for k in &c.checks {
             match &k.command {
                 Some(cmd) => {
@@ -411,8 +444,8 @@ pub(crate) fn query_graph(engine: &Engine, p: wire::QueryGraphParams) -> ToolRes
     answer(&out, md)
 }
 
-fn step(s: &kubewhy_engine::upstream::GateStep) -> wire::GateStep {
-    wire::GateStep { version: s.version.clone(), stage: s.stage.clone(), default: s.default, locked: s.locked }
+fn step(s: &wire::GateStep) -> wire::GateStep {
+    s.clone()
 }
 
 /// `feature_gate`.
@@ -491,19 +524,7 @@ pub(crate) fn kep(engine: &Engine, p: wire::KepParams) -> ToolResult {
 pub(crate) fn metric(engine: &Engine, p: wire::MetricParams) -> ToolResult {
     let name = nonempty("name", &p.name)?;
     let m = engine.metric(name).map_err(|e| format!("argument `name`: {e}"))?;
-    let out = wire::MetricOutput {
-        name: m.name.clone(),
-        metric_type: m.metric_type.clone(),
-        stability: m.stability.clone(),
-        labels: m.labels.clone(),
-        component: eref(&m.component),
-        bad_value: m.bad_value.clone(),
-        meaning: m.meaning.clone(),
-        failure_modes: m.failure_modes.iter().map(eref).collect(),
-        loops: m.loops.iter().map(eref).collect(),
-        source: m.source.clone(),
-        curated: m.curated,
-    };
+    let out: wire::MetricOutput = m;
     let mut md = format!("## Metric `{}`\n\n{} · {} · exposed by {}\n", out.name, out.metric_type, out.stability.as_deref().unwrap_or("stability unknown"), out.component.title);
     if !out.labels.is_empty() {
         let _ = writeln!(md, "Labels: {}", out.labels.join(", "));
@@ -527,13 +548,8 @@ pub(crate) fn metric(engine: &Engine, p: wire::MetricParams) -> ToolResult {
 pub(crate) fn check_claims(engine: &Engine, p: wire::CheckClaimsParams) -> ToolResult {
     let text = nonempty("text", &p.text)?;
     let claims = engine.check_claims(text);
-    let verdict = |v: &kubewhy_engine::claims::Verdict| serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    let claims: Vec<wire::Claim> = claims
-        .iter()
-        .map(|c| wire::Claim { kind: c.kind.clone(), subject: c.subject.clone(), text: c.text.clone(), verdict: verdict(&c.verdict), fact: c.fact.clone(), entity: c.entity.clone() })
-        .collect();
-    let count = |v: &str| claims.iter().filter(|c| c.verdict == v).count();
-    let out = wire::CheckClaimsOutput { supported: count("supported"), contradicted: count("contradicted"), unknown: count("unknown"), claims };
+    let count = |v: wire::Verdict| claims.iter().filter(|c| c.verdict == v).count();
+    let out = wire::CheckClaimsOutput { supported: count(wire::Verdict::Supported), contradicted: count(wire::Verdict::Contradicted), unknown: count(wire::Verdict::Unknown), claims };
     let mut md = format!("## Claims: {} supported, {} contradicted, {} unknown\n\n", out.supported, out.contradicted, out.unknown);
     if out.claims.is_empty() {
         md.push_str("No checkable claim (feature gates, KEPs, metrics, removal or GA versions) found.\n");

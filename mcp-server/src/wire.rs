@@ -1,6 +1,8 @@
 //! Wire types: the tools' parameter structs (deserialised from `arguments`, described by their
 //! JSON Schema) and their structured outputs (serialised into `structuredContent`, described by
-//! each tool's output schema). Engine types are converted into these at the boundary.
+//! each tool's output schema). Answer types the engine already declares are re-exported, not
+//! copied; the types here are those whose shape really differs (ids and resource URIs for MCP
+//! clients, lists cut to a size a model reads).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -119,127 +121,31 @@ pub struct CheckClaimsParams {
     pub text: String,
 }
 
-/// An entity named by id, kind and title, with its resource URI.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct EntityRef {
-    /// `kind/slug`.
-    pub id: String,
-    /// Kind prefix (`failure-mode`).
-    pub kind: String,
-    /// Title.
-    pub title: String,
-}
+/// Answer types shared with the engine (and so with `kubewhy why --output json`): declared once
+/// there, with `JsonSchema` derived under the engine's `schema` feature.
+pub use kubewhy_engine::claims::{Claim, Verdict};
+pub use kubewhy_engine::context::Names;
+pub use kubewhy_engine::diagnose::{Applies, CauseOut, ChainStep, CheckOut, DistinguishingCheck, EntityRef, Evidence, Excluded, FixOut};
+pub use kubewhy_engine::lookup::MetricAnswer as MetricOutput;
+pub use kubewhy_engine::upstream::GateStep;
+pub use kubewhy_engine::RelatedEntity as Related;
 
-/// One step of a mechanism chain.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct ChainStep {
-    /// Entity id.
-    pub id: String,
-    /// Kind prefix.
-    pub kind: String,
-    /// Title.
-    pub title: String,
-    /// How it links to the previous step: observed, manifestsAs, inLoop, partOf, involves, causedBy.
-    pub relation: String,
-}
-
-/// What in the input supports a candidate.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct Evidence {
-    /// The symptom id matched.
-    pub symptom: String,
-    /// How: template, partial-template, event-reason, status-reason, exit-code, http-status, metric, alias.
-    pub matched: String,
-    /// The matched text or value.
-    pub value: String,
-    /// Its contribution to the score.
-    pub score: f64,
-}
-
-/// A check to run.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct Check {
-    /// Check id.
-    pub id: String,
-    /// Title.
-    pub title: String,
-    /// Command to run, when there is one.
-    pub command: Option<String>,
-    /// What to look for in its output.
-    pub look_for: String,
-    /// Other top candidates this check tells this one apart from.
-    pub distinguishes: Vec<String>,
-}
-
-/// A fix.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct Fix {
-    /// Fix id.
-    pub id: String,
-    /// Title.
-    pub title: String,
-    /// What to do.
-    pub action: String,
-    /// Command, when there is one.
-    pub command: Option<String>,
-    /// low, medium or high.
-    pub risk: String,
-}
-
-/// A ranked failure mode.
+/// A ranked failure mode as `diagnose` returns it: the engine's candidate (the same fields as
+/// `kubewhy why --output json`, cut to the answer's `detail`) plus where to read the whole entity.
+/// The one shape that really differs from the engine's: MCP clients follow `uri`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Candidate {
-    /// 1-based rank.
-    pub rank: usize,
-    /// Failure-mode id.
-    pub id: String,
-    /// Title.
-    pub title: String,
-    /// Area: apiserver, etcd, scheduler, controllers, kubelet, networking, dns, storage, operations.
-    pub area: String,
-    /// Confidence in [0, 1]; below 0.3 is weak.
-    pub confidence: f64,
-    /// Where the mechanism lives.
-    pub component: Option<EntityRef>,
-    /// The control loop it happens in.
-    #[serde(rename = "loop")]
-    pub loop_: Option<EntityRef>,
-    /// The mechanism path: symptom, failure mode, loop, component, upstream causes.
-    pub chain: Vec<ChainStep>,
-    /// What in the input supports it.
-    pub evidence: Vec<Evidence>,
-    /// The first paragraph of the explanation.
-    pub summary: String,
-    /// Checks to run.
-    pub checks: Vec<Check>,
-    /// Fixes.
-    pub fixes: Vec<Fix>,
-    /// Docs URLs, KEPs and `owner/repo:path` sources.
-    pub references: Vec<String>,
-    /// The version range it applies to ("1.24+", "all versions").
-    pub applies: String,
+    /// The engine's candidate: rank, id, level (`symptom` hub or `cause`), the hub it was
+    /// reached through, a hub's causes with their checks, confidence, evidence per scorer,
+    /// checks, fixes, references and version applicability.
+    #[serde(flatten)]
+    pub candidate: kubewhy_engine::diagnose::Candidate,
     /// Resource URI with the whole entity (`kubewhy://failure-mode/...`).
-    pub uri: String,    /// Link to the entity's page on the reference site (`<base>/e/<kind>/<slug>`); present only
+    pub uri: String,
+    /// Link to the entity's page on the reference site (`<base>/e/<kind>/<slug>`); present only
     /// when the server has a base URL (`--base-url`, `KUBEWHY_BASE_URL`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-}
-
-/// A check that tells the top candidates apart.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct DistinguishingCheck {
-    /// Check id.
-    pub check: String,
-    /// Title.
-    pub title: String,
-    /// Command.
-    pub command: Option<String>,
-    /// What to look for.
-    pub look_for: String,
-    /// The candidate a positive result confirms.
-    pub confirms: String,
-    /// The candidates it rules out.
-    pub versus: Vec<String>,
 }
 
 /// The answer of `diagnose`.
@@ -251,27 +157,17 @@ pub struct DiagnoseOutput {
     pub k8s_version_source: String,
     /// How the input was read: question, error, events, describe, yaml or log.
     pub input_style: String,
+    /// Names of the objects the input is about (filled into check commands).
+    pub names: Names,
     /// Ranked candidates, best first.
     pub candidates: Vec<Candidate>,
     /// Checks that tell the top candidates apart.
     pub distinguishing_checks: Vec<DistinguishingCheck>,
     /// Failure modes left out at this version.
-    pub excluded: Vec<String>,
-    /// Notes: nothing recognised, version taken from the input, what was left out.
+    pub excluded: Vec<Excluded>,
+    /// Notes: nothing recognised, version taken from the input, what was left out, causes the
+    /// input does not separate.
     pub notices: Vec<String>,
-}
-
-/// A relation of an explained entity.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct Related {
-    /// Ontology property (`partOf`, `causedBy`).
-    pub property: String,
-    /// The other entity's id.
-    pub id: String,
-    /// Its kind.
-    pub kind: String,
-    /// Its title.
-    pub title: String,
 }
 
 /// A loop of a component.
@@ -375,19 +271,6 @@ pub struct QueryGraphOutput {
     pub truncated: bool,
 }
 
-/// One lifecycle step of a feature gate.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct GateStep {
-    /// First version of the step ("1.29").
-    pub version: String,
-    /// alpha, beta, GA, deprecated.
-    pub stage: String,
-    /// Default value, when known.
-    pub default: Option<bool>,
-    /// Whether it is locked to its default.
-    pub locked: Option<bool>,
-}
-
 /// The answer of `feature_gate`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct FeatureGateOutput {
@@ -439,51 +322,6 @@ pub struct Kep {
 pub struct KepOutput {
     /// Matching KEPs, best first.
     pub keps: Vec<Kep>,
-}
-
-/// The answer of `metric`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct MetricOutput {
-    /// Name.
-    pub name: String,
-    /// counter, gauge, histogram or summary.
-    #[serde(rename = "type")]
-    pub metric_type: String,
-    /// Stability, when known.
-    pub stability: Option<String>,
-    /// Label names.
-    pub labels: Vec<String>,
-    /// Component exposing it.
-    pub component: EntityRef,
-    /// What a bad value means.
-    pub bad_value: Option<String>,
-    /// The curated explanation's first paragraph.
-    pub meaning: Option<String>,
-    /// Failure modes it reveals.
-    pub failure_modes: Vec<EntityRef>,
-    /// Loops that emit it.
-    pub loops: Vec<EntityRef>,
-    /// Source.
-    pub source: Option<String>,
-    /// Whether the metric is curated.
-    pub curated: bool,
-}
-
-/// One checked claim.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct Claim {
-    /// feature-gate, kep, metric or version.
-    pub kind: String,
-    /// What it is about.
-    pub subject: String,
-    /// The claim as found.
-    pub text: String,
-    /// supported, contradicted or unknown.
-    pub verdict: String,
-    /// The graph's fact.
-    pub fact: String,
-    /// The entity holding the fact.
-    pub entity: Option<String>,
 }
 
 /// The answer of `check_claims`.
