@@ -22,6 +22,10 @@ fn dim(t: &str) -> String {
     paint(Style::new().dimmed(), t)
 }
 
+/// Failure modes listed under each loop by `explain` of a component in text output; the rest are
+/// counted, with the `explain <loop>` command that lists them.
+const EXPLAIN_FMS_PER_LOOP: usize = 8;
+
 fn color(c: AnsiColor, t: &str) -> String {
     paint(Style::new().fg_color(Some(c.into())), t)
 }
@@ -433,12 +437,31 @@ pub(crate) fn explanation_text(x: &Explanation) -> String {
     for l in &x.loops {
         shown.insert(&l.loop_.id);
         let _ = writeln!(o, "  {} {}", bold(&l.loop_.title), dim(&format!("({})", l.loop_.id)));
+        // At most EXPLAIN_FMS_PER_LOOP failure modes per loop (the graph holds dozens for the
+        // kubelet's loops); the rest are counted with the command that lists them all, and ones
+        // already listed under an earlier loop are counted, not repeated.
+        let mut listed = 0;
+        let mut above = 0;
+        let mut more = 0;
         for f in &l.failure_modes {
-            if shown.insert(&f.id) {
+            if !shown.insert(&f.id) {
+                above += 1;
+            } else if listed < EXPLAIN_FMS_PER_LOOP {
+                listed += 1;
                 let _ = writeln!(o, "    failure mode: {} {}", f.title, dim(&format!("({})", f.id)));
             } else {
-                let _ = writeln!(o, "    failure mode: {}", dim(&format!("{} (above)", f.id)));
+                more += 1;
             }
+        }
+        if more > 0 || above > 0 {
+            let mut parts = Vec::new();
+            if more > 0 {
+                parts.push(format!("{more} more failure mode(s): kubewhy explain {} -o json", l.loop_.id));
+            }
+            if above > 0 {
+                parts.push(format!("{above} listed above"));
+            }
+            let _ = writeln!(o, "    {}", dim(&format!("… {}", parts.join("; "))));
         }
         let mut io = Vec::new();
         if !l.writes.is_empty() {
@@ -776,7 +799,12 @@ pub(crate) fn eval_text(r: &kubewhy_evals::Report, baseline: Option<&kubewhy_eva
         let _ = writeln!(o, "{} {g}", color(AnsiColor::Red, "regression:"));
     }
     if gates.is_empty() && regressions.is_empty() {
-        let _ = writeln!(o, "{}", color(AnsiColor::Green, "gates passed (top-3 >= 0.90, top-1 >= 0.75, every area top-3 >= 0.80, no drop > 2 points)"));
+        let passed = format!(
+            "gates passed (top-3 >= {:.2}, top-1 >= 0.75, every area top-3 >= {:.2}, no drop > 2 points)",
+            kubewhy_evals::GOLD_TOP3_GATE,
+            kubewhy_evals::GOLD_AREA_TOP3_GATE
+        );
+        let _ = writeln!(o, "{}", color(AnsiColor::Green, &passed));
     }
     o
 }
