@@ -800,8 +800,9 @@ pub(crate) fn eval_text(r: &kubewhy_evals::Report, baseline: Option<&kubewhy_eva
     }
     if gates.is_empty() && regressions.is_empty() {
         let passed = format!(
-            "gates passed (top-3 >= {:.2}, top-1 >= 0.75, every area top-3 >= {:.2}, no drop > 2 points)",
+            "gates passed (top-3 >= {:.2}, top-1 >= {:.2}, every area top-3 >= {:.2}, no drop > 2 points)",
             kubewhy_evals::GOLD_TOP3_GATE,
+            kubewhy_evals::GOLD_TOP1_GATE,
             kubewhy_evals::GOLD_AREA_TOP3_GATE
         );
         let _ = writeln!(o, "{}", color(AnsiColor::Green, &passed));

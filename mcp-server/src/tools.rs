@@ -32,9 +32,6 @@ pub fn uri_of(id: &str) -> String {
     format!("kubewhy://{id}")
 }
 
-fn eref(r: &wire::EntityRef) -> wire::EntityRef {
-    r.clone()
-}
 
 fn nonempty<'a>(field: &str, value: &'a str) -> Result<&'a str, String> {
     let v = value.trim();
@@ -279,13 +276,13 @@ pub(crate) fn explain(engine: &Engine, p: wire::ExplainParams) -> ToolResult {
             .loops
             .iter()
             .map(|l| wire::LoopDetail {
-                loop_: eref(&l.loop_),
+                loop_: l.loop_.clone(),
                 writes: l.writes.iter().take(10).map(|r| r.id.clone()).collect(),
                 emits: l.emits.iter().take(10).map(|r| r.id.clone()).collect(),
                 failure_modes: l.failure_modes.iter().take(10).map(|r| r.id.clone()).collect(),
             })
             .collect(),
-        metrics: x.metrics.iter().take(30).map(eref).collect(),
+        metrics: x.metrics.iter().take(30).cloned().collect(),
         metrics_total: x.metrics.len(),
         uri: uri_of(&x.entity.id),
         url: None,
@@ -444,9 +441,6 @@ pub(crate) fn query_graph(engine: &Engine, p: wire::QueryGraphParams) -> ToolRes
     answer(&out, md)
 }
 
-fn step(s: &wire::GateStep) -> wire::GateStep {
-    s.clone()
-}
 
 /// `feature_gate`.
 pub(crate) fn feature_gate(engine: &Engine, p: wire::FeatureGateParams) -> ToolResult {
@@ -456,11 +450,11 @@ pub(crate) fn feature_gate(engine: &Engine, p: wire::FeatureGateParams) -> ToolR
     let out = wire::FeatureGateOutput {
         name: g.gate.name.clone(),
         version: g.version.clone(),
-        at_version: g.at_version.as_ref().map(step),
+        at_version: g.at_version.as_ref().cloned(),
         statement: g.statement.clone(),
-        lifecycle: g.gate.step.iter().map(step).collect(),
+        lifecycle: g.gate.step.iter().cloned().collect(),
         keps: g.gate.keps.clone(),
-        gated: g.gated.iter().map(eref).collect(),
+        gated: g.gated.iter().cloned().collect(),
         source: g.gate.source.clone(),
     };
     let mut md = format!("## Feature gate {}\n\n{}\n\n", out.name, out.statement);
@@ -500,7 +494,7 @@ pub(crate) fn kep(engine: &Engine, p: wire::KepParams) -> ToolResult {
                 alpha: k.kep.alpha.clone(),
                 beta: k.kep.beta.clone(),
                 stable: k.kep.stable.clone(),
-                cited_by: k.cited_by.iter().map(eref).collect(),
+                cited_by: k.cited_by.iter().cloned().collect(),
             })
             .collect(),
     };
