@@ -224,16 +224,22 @@ impl InputContext {
             let keyed = between.contains(':') || between.contains('=');
             let w = m.as_str();
             cx.words.push(Word { canon: canonical_field(w), stem: stem(w), keyed });
-            // Words joined by punctuation ("read-only", "pod/web-0") also count by their parts for phrases.
         }
-        for (i, w) in cx.words.iter().enumerate() {
+        for (i, (w, m)) in cx.words.iter().zip(&ms).enumerate() {
             cx.canon.entry(w.canon.clone()).or_default().push(i);
             if !STOP.contains(&w.stem.as_str()) {
                 cx.stems.entry(w.stem.clone()).or_default().push(i);
             }
-            if w.stem.contains(['-', '/', '.']) {
-                for part in w.stem.split(['-', '/', '.']).filter(|p| !p.is_empty()) {
-                    cx.stems.entry(stem(part)).or_default().push(i);
+            // Words joined by punctuation ("read-only", "pod/web-0") also count by their parts for
+            // phrases, each part stemmed on its own ("node-local-dns" gives "dns", not the "dn"
+            // of the whole word's stem). Positions stay in order: every push is at `i`.
+            let raw = m.as_str();
+            if raw.contains(['-', '/', '.']) {
+                for part in raw.split(['-', '/', '.']).filter(|p| !p.is_empty()) {
+                    let ps = cx.stems.entry(stem(part)).or_default();
+                    if ps.last() != Some(&i) {
+                        ps.push(i);
+                    }
                 }
             }
         }
@@ -533,6 +539,13 @@ mod tests {
         let cx = InputContext::new("at 12:53:01 the job ran for an hour");
         assert!(cx.ports.is_empty(), "{:?}", cx.ports);
         assert!(cx.duration_near(3600).is_some());
+    }
+
+    #[test]
+    fn joined_words_match_by_their_parts() {
+        let cx = InputContext::new("On the broken nodes the node-local-dns DaemonSet pod crashes");
+        assert!(cx.phrase("node local dns").is_some_and(|m| !m.negated), "parts of a joined word are stemmed one by one");
+        assert!(cx.phrase("node-local-dns").is_some());
     }
 
     #[test]

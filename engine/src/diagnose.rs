@@ -693,6 +693,10 @@ pub fn diagnose(
     for (fm, evs) in lines.iter_mut() {
         let Some(e) = kb.get(fm) else { continue };
         let mut total: f64 = evs.iter().map(|e| e.score).sum();
+        if let Some(r) = scorers::product_absent(&input_ev, e, total) {
+            total += r.score;
+            evs.push(r);
+        }
         if let Some(r) = scorers::ruled_out(&input_ev, e, total) {
             total += r.score;
             evs.push(r);
@@ -749,10 +753,18 @@ pub fn diagnose(
         rated.push((fm.clone(), *s, c));
     }
 
-    // The first answer is a cause reached through a matched hub: the hub is what was observed
-    // and the honest fallback (it lists the other causes and the checks that tell them apart),
-    // so it comes second.
-    if let Some(hub) = rated.first().and_then(|(fm, _, _)| lines.get(fm)).and_then(|evs| evs.iter().find(|e| e.scorer == "hub")).map(|e| e.symptom.clone()) {
+    // The first answer is a cause reached through a hub whose message the input holds: the hub
+    // is what was observed and the honest fallback (it lists the other causes and the checks
+    // that tell them apart), so it comes second. A hub reached only by a name or by words is not
+    // observed and keeps its place.
+    let observed = |hub: &str| lines.get(hub).is_some_and(|evs| evs.iter().any(|e| e.scorer == "message" && e.score > 0.0));
+    if let Some(hub) = rated
+        .first()
+        .and_then(|(fm, _, _)| lines.get(fm))
+        .and_then(|evs| evs.iter().find(|e| e.scorer == "hub"))
+        .map(|e| e.symptom.clone())
+        .filter(|h| observed(h))
+    {
         if let Some(pos) = rated.iter().position(|(fm, _, _)| *fm == hub).filter(|&p| p > 1) {
             let h = rated.remove(pos);
             rated.insert(1, h);

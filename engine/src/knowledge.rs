@@ -895,6 +895,7 @@ fn read_cue(r: &mut Reader<'_, '_>) -> Option<ContextCue> {
             }
             CueKind::Platform { text: t }
         }
+        "product" => CueKind::Product { text: cue_text(r)? },
         "timing" => {
             let s = r.integer("seconds")?;
             if s <= 0 {
@@ -913,7 +914,7 @@ fn read_cue(r: &mut Reader<'_, '_>) -> Option<ContextCue> {
             CueKind::Port { code: c }
         }
         other => {
-            r.err("cue", format!("`{other}` is not a cue (one of phrase, history, setting, platform, timing, exit-code, port)"));
+            r.err("cue", format!("`{other}` is not a cue (one of phrase, history, setting, platform, product, timing, exit-code, port)"));
             return None;
         }
     };

@@ -362,6 +362,13 @@ pub enum CueKind {
         /// The slug (`eks`).
         text: String,
     },
+    /// A product or add-on the cause happens only with (Helm, Cilium, Karpenter, ingress-nginx,
+    /// k3s): the input naming it supports the cause; a cause none of whose products the input
+    /// names ranks lower (scorer `product-absent`).
+    Product {
+        /// Its name as users write it (matched like a phrase, or as a platform's usual names).
+        text: String,
+    },
     /// A duration that identifies the mechanism.
     Timing {
         /// The duration in seconds.
@@ -398,6 +405,7 @@ impl ContextCue {
             CueKind::Setting { field, value: Some(v) } => format!("setting {field}: {v}"),
             CueKind::Setting { field, value: None } => format!("setting {field}"),
             CueKind::Platform { text } => format!("platform {text}"),
+            CueKind::Product { text } => format!("product \"{text}\""),
             CueKind::Timing { seconds } => format!("timing {seconds}s"),
             CueKind::ExitCode { code } => format!("exit-code {code}"),
             CueKind::Port { code } => format!("port {code}"),

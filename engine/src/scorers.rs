@@ -16,8 +16,9 @@
 //! Then [`propagate`]: a matched hub hands its evidence to its causes (most common first, so
 //! that without context the hub stays first and its causes follow in likely order; with
 //! context a cause passes its hub); other matched failure modes raise their upstream causes a
-//! hop or two away, never past themselves. Last, [`ruled_out`]: what the user ruled out
-//! lowers the candidate.
+//! hop or two away, never past themselves. Last, [`product_absent`]: a cause that happens only
+//! with products the input does not name ranks lower; and [`ruled_out`]: what the user ruled
+//! out lowers the candidate.
 
 use crate::context::InputContext;
 use crate::diagnose::{Evidence, Matcher};
@@ -127,6 +128,7 @@ fn cue_base(kind: &CueKind) -> f64 {
         CueKind::ExitCode { .. } => 0.9,
         CueKind::Port { .. } => 0.7,
         CueKind::Platform { .. } => 0.6,
+        CueKind::Product { .. } => 0.0,
     }
 }
 
@@ -162,6 +164,9 @@ pub fn context(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
                     continue;
                 }
             }
+            // Naming a product does not pick one of its causes over another: a product cue
+            // only spares its cause the `product-absent` line.
+            CueKind::Product { .. } => continue,
             CueKind::Timing { seconds } => match i.cx.duration_near(*seconds) {
                 Some(d) => ("timing", format!("{d}s"), base),
                 None => continue,
@@ -300,6 +305,41 @@ pub fn discount_unsupported_context(lines: &mut BTreeMap<String, Vec<Evidence>>)
             }
         }
     }
+}
+
+/// Whether the input names a product: its name as a phrase (not negated), or the usual names
+/// of the platform with that slug.
+fn product_named(i: &ScoringInput<'_>, text: &str) -> bool {
+    if crate::model::PLATFORMS.iter().any(|(slug, _)| *slug == text) {
+        // A platform slug ("kind") is also an everyday word: only its usual names count.
+        return i.cx.platforms.contains(text);
+    }
+    i.cx.phrase(text).is_some_and(|m| !m.negated)
+}
+
+/// Share of its score a cause keeps when it happens only with certain products (its `product`
+/// cues) and the input names none of them: most users with such a cause say which product they
+/// run ("k3s", "Karpenter", "helm upgrade"), so a product-specific cause found only by the words
+/// it shares with a general one ranks below that general one.
+pub const PRODUCT_ABSENT: f64 = 0.6;
+
+/// `product-absent`: the candidate has `product` cues, the input names none of them and holds
+/// none of the candidate's own messages.
+/// Returns a line worth minus `1 - PRODUCT_ABSENT` of the candidate's score so far.
+pub fn product_absent(i: &ScoringInput<'_>, fm: &Entity, total: f64) -> Option<Evidence> {
+    let d = fm.failure_mode()?;
+    if total <= 0.0 {
+        return None;
+    }
+    // Its own machine text in the input shows the product is there.
+    if i.messages.get(&fm.id).is_some_and(|(score, _)| *score > 0.0) {
+        return None;
+    }
+    let products: Vec<&str> = d.context.iter().filter_map(|c| if let CueKind::Product { text } = &c.kind { Some(text.as_str()) } else { None }).collect();
+    if products.is_empty() || products.iter().any(|p| product_named(i, p)) {
+        return None;
+    }
+    Some(line("product-absent", &fm.id, "product", products.join(", "), -(1.0 - PRODUCT_ABSENT) * total))
 }
 
 /// `ruled-out`: the user said something the candidate's `ruled_out_by` lists (and did not

@@ -588,7 +588,15 @@ pub fn extract(input: &str, normalized: &str, vocab: &Vocabulary, templates: &[T
     let version = re(&VERSION, r"(?i)(?:\bv|kubernetes\s+v?|k8s\s+v?|version:?\s+v?|gitversion:\s*\x22?v)1\.(\d{1,2})(?:\.\d+)?\b");
     let mut versions = BTreeSet::new();
     for c in version.captures_iter(input).take(100) {
+        let whole = c.get(0).expect("group 0 always exists");
+        // A bare "v1.N" is Kubernetes only when no other product names it ("containerd v1.7.3",
+        // "Gateway API v1.5", "cert-manager v1.14") and the minor is one Kubernetes reports
+        // name (1.10 and later); "Kubernetes 1.9" and "Server Version: v1.9" still count.
+        let bare = whole.as_str().get(..1).is_some_and(|v| v.eq_ignore_ascii_case("v"));
         if let Ok(minor) = c[1].parse::<u16>() {
+            if bare && (minor < 10 || names_other_product(&input[..whole.start()])) {
+                continue;
+            }
             if (1..=60).contains(&minor) {
                 versions.insert(minor);
             }
@@ -636,6 +644,26 @@ fn classify(input: &str, s: &Signals) -> String {
         "error"
     };
     style.to_string()
+}
+
+/// Products whose own versions look like Kubernetes' ("v1.7.3"): when one of them is the word
+/// just before a bare `v1.N`, the version is that product's, not the cluster's.
+const OTHER_PRODUCTS: &[&str] = &[
+    "containerd", "runc", "crun", "cri-o", "crio", "docker", "moby", "helm", "calico", "cilium", "flannel", "weave", "coredns",
+    "etcd", "istio", "linkerd", "envoy", "api", "gateway", "cert-manager", "ingress-nginx", "nginx", "argo", "argocd", "flux",
+    "karpenter", "kustomize", "terraform", "go", "golang", "csi", "driver", "chart", "operator", "plugin", "controller", "provider",
+    "metallb", "longhorn", "rook", "ceph", "velero", "prometheus", "grafana", "keda", "knative", "tekton", "traefik", "kong",
+    "vault", "consul", "multus", "antrea", "kube-router", "kube-vip", "metrics-server", "cluster-autoscaler", "autoscaler",
+    "aws-load-balancer-controller", "external-dns", "node-local-dns", "nodelocaldns", "kyverno", "gatekeeper", "opa", "openssl",
+];
+
+/// Whether the word just before a version (on the same line, ignoring `:`, `=`, `@` and spaces)
+/// is one of [`OTHER_PRODUCTS`] (or a `name/image` path ending in one).
+fn names_other_product(before: &str) -> bool {
+    let line = before.rsplit('\n').next().unwrap_or(before);
+    let trimmed = line.trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ':' | '=' | '@' | '(' | '"' | '\''));
+    let word = trimmed.rsplit(|c: char| c.is_whitespace() || c == '/' || c == '(').next().unwrap_or("").to_ascii_lowercase();
+    OTHER_PRODUCTS.contains(&word.as_str())
 }
 
 #[cfg(test)]
@@ -708,6 +736,32 @@ mod tests {
         assert_eq!(s.versions, vec!["1.30".to_string()]);
         let s = extract("0/500 nodes are available", "0/500 nodes are available", &Vocabulary::default(), &[]);
         assert!(s.http_codes.is_empty());
+    }
+
+    /// Another product's version is not the cluster's: "Gateway API v1.5" once filtered out
+    /// every cause with `since` >= 1.6.
+    #[test]
+    fn other_products_versions_are_not_kubernetes() {
+        for input in [
+            "HTTPRoute not accepted with Gateway API v1.5 CRDs",
+            "nodes run containerd v1.7.3 and pods fail",
+            "installed cert-manager v1.14.2 via helm",
+            "image: registry.k8s.io/ingress-nginx/controller:v1.10.1",
+            "we pinned calico v1.2",
+        ] {
+            let s = extract(input, &normalize(input), &Vocabulary::default(), &[]);
+            assert!(s.versions.is_empty(), "{input:?} gave {:?}", s.versions);
+        }
+        for (input, want) in [
+            ("cluster upgraded to v1.29 last week", "1.29"),
+            ("Server Version: v1.9.11", "1.9"),
+            ("Kubernetes 1.8 cluster", "1.8"),
+            ("node-1   Ready    <none>   3d   v1.30.4", "1.30"),
+            ("containerd v1.7.3 on a Kubernetes v1.28 cluster", "1.28"),
+        ] {
+            let s = extract(input, &normalize(input), &Vocabulary::default(), &[]);
+            assert_eq!(s.versions, vec![want.to_string()], "{input:?}");
+        }
     }
 
     /// Issue 16: n header lines must not give n²/2 events (each header used to start a table that
