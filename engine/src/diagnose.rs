@@ -653,7 +653,9 @@ pub fn diagnose(
     // A cause's own full template inside the hub's match (a specific x509 text inside the hub's
     // "failed calling webhook ... {detail}") is its own evidence; a partial match over the hub's
     // text, or the very same template, is not.
-    let template_of = |id: &str| kb.get(id).and_then(|e| e.symptom()).and_then(|d| d.text.as_deref()).map(signals::normalize);
+    // Compared with placeholders unnamed: "lookup {service} on {server}" is the hub's "lookup
+    // {name} on {server}" under another name.
+    let template_of = |id: &str| kb.get(id).and_then(|e| e.symptom()).and_then(|d| d.text.as_deref()).map(|t| unnamed_placeholders(&signals::normalize(t)));
     for (hub, causes) in &m.hub_causes {
         let Some(hub_evs) = lines.get(hub) else { continue };
         let spans: Vec<(usize, usize)> = hub_evs.iter().filter(|e| e.scorer == "message").filter_map(|e| e.span).collect();
@@ -1018,4 +1020,37 @@ fn mark_distinguishing(cands: &mut [Candidate]) -> Vec<DistinguishingCheck> {
         }
     }
     out
+}
+
+/// A template with every `{placeholder}` written `{}`, so that two templates that differ only
+/// in their placeholders' names compare equal.
+fn unnamed_placeholders(template: &str) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut inside = false;
+    for ch in template.chars() {
+        match ch {
+            '{' => {
+                inside = true;
+                out.push('{');
+            }
+            '}' if inside => {
+                inside = false;
+                out.push('}');
+            }
+            _ if inside => {}
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unnamed_placeholders;
+
+    #[test]
+    fn placeholders_compare_unnamed() {
+        assert_eq!(unnamed_placeholders("lookup {service} on {server}: no such host"), unnamed_placeholders("lookup {name} on {server}: no such host"));
+        assert_ne!(unnamed_placeholders("lookup {name}.svc on {server}"), unnamed_placeholders("lookup {name} on {server}"));
+    }
 }
