@@ -592,7 +592,7 @@ pub fn extract(input: &str, normalized: &str, vocab: &Vocabulary, templates: &[T
         // A bare "v1.N" is Kubernetes only when no other product names it ("containerd v1.7.3",
         // "Gateway API v1.5", "cert-manager v1.14") and the minor is one Kubernetes reports
         // name (1.10 and later); "Kubernetes 1.9" and "Server Version: v1.9" still count.
-        let bare = whole.as_str().get(..1).is_some_and(|v| v.eq_ignore_ascii_case("v"));
+        let bare = whole.as_str().get(..2).is_some_and(|v| v.eq_ignore_ascii_case("v1"));
         if let Ok(minor) = c[1].parse::<u16>() {
             if bare && (minor < 10 || names_other_product(&input[..whole.start()])) {
                 continue;
