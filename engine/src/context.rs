@@ -234,8 +234,8 @@ impl InputContext {
             // phrases, each part stemmed on its own ("node-local-dns" gives "dns", not the "dn"
             // of the whole word's stem). Positions stay in order: every push is at `i`.
             let raw = m.as_str();
-            if raw.contains(['-', '/', '.']) {
-                for part in raw.split(['-', '/', '.']).filter(|p| !p.is_empty()) {
+            if raw.contains(['-', '/', '.', '_']) {
+                for part in raw.split(['-', '/', '.', '_']).filter(|p| !p.is_empty()) {
                     let ps = cx.stems.entry(stem(part)).or_default();
                     if ps.last() != Some(&i) {
                         ps.push(i);
@@ -546,6 +546,8 @@ mod tests {
         let cx = InputContext::new("On the broken nodes the node-local-dns DaemonSet pod crashes");
         assert!(cx.phrase("node local dns").is_some_and(|m| !m.negated), "parts of a joined word are stemmed one by one");
         assert!(cx.phrase("node-local-dns").is_some());
+        let cx = InputContext::new("resize failed: xfs_growfs exited with an error");
+        assert!(cx.phrase("xfs_growfs exited").is_some(), "words joined by '_' match by their parts too");
     }
 
     #[test]
