@@ -655,6 +655,7 @@ const OTHER_PRODUCTS: &[&str] = &[
     "metallb", "longhorn", "rook", "ceph", "velero", "prometheus", "grafana", "keda", "knative", "tekton", "traefik", "kong",
     "vault", "consul", "multus", "antrea", "kube-router", "kube-vip", "metrics-server", "cluster-autoscaler", "autoscaler",
     "aws-load-balancer-controller", "external-dns", "node-local-dns", "nodelocaldns", "kyverno", "gatekeeper", "opa", "openssl",
+    "cni", "vpc-cni", "amazon-k8s-cni", "aws-node", "kuik", "kube-image-keeper",
 ];
 
 /// Whether the word just before a version (on the same line, ignoring `:`, `=`, `@` and spaces)
@@ -748,6 +749,7 @@ mod tests {
             "installed cert-manager v1.14.2 via helm",
             "image: registry.k8s.io/ingress-nginx/controller:v1.10.1",
             "we pinned calico v1.2",
+            "image: 602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon-k8s-cni:v1.12.6",
         ] {
             let s = extract(input, &normalize(input), &Vocabulary::default(), &[]);
             assert!(s.versions.is_empty(), "{input:?} gave {:?}", s.versions);
