@@ -198,8 +198,10 @@ pub fn version(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
     if (fm.applies.since.is_none() && fm.applies.until.is_none()) || !fm.applies.contains(v) {
         return Vec::new();
     }
-    // Only a candidate something else in the input already points to: a version alone picks nothing.
-    if !i.messages.contains_key(&fm.id) && fm.failure_mode().is_none_or(|d| d.context.is_empty()) {
+    // Only a candidate something else in the input already points to (one of its messages, or
+    // one of its context cues matched): a version alone picks nothing, and neither does a cue
+    // list that matched nothing.
+    if !i.messages.contains_key(&fm.id) && !context(i, fm).iter().any(|e| e.score > 0.0) {
         return Vec::new();
     }
     vec![line("version", &fm.id, "version", format!("{v} in {}", fm.applies.describe()), 0.3)]
