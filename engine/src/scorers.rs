@@ -435,6 +435,18 @@ mod tests {
                     "[[context]]\ncue = \"setting\"\nfield = \"imagePullPolicy\"\nvalue = \"IfNotPresent\"\n[[context]]\ncue = \"timing\"\nseconds = 600\nweight = 2.0\n[[check]]\ntitle = \"Compare image digests\"\ncommand = \"kubectl get pod POD -n NS -o jsonpath='{.status.containerStatuses[*].imageID}'\"\nlook_for = \"different digests on different nodes\"\nrules_out = \"one digest everywhere\"\n",
                 ),
                 fm(
+                    "sync-hub",
+                    "level = \"symptom\"\ncaused_by = [\"failure-mode/chart-hook-left-behind\", \"failure-mode/quota-blocks-sync\"]\n[[symptom]]\nsignal = \"message\"\ntext = \"failed to sync object {name}: already exists\"\nsource = \"local:tests/sync.go\"\n[[check]]\ntitle = \"Look at the object\"\nlook_for = \"its owner\"\n",
+                ),
+                fm(
+                    "chart-hook-left-behind",
+                    "[[context]]\ncue = \"product\"\ntext = \"helm\"\n[[context]]\ncue = \"phrase\"\ntext = \"hook job\"\n[[check]]\ntitle = \"List hook objects\"\nlook_for = \"a leftover hook\"\nrules_out = \"no hook objects\"\n",
+                ),
+                fm(
+                    "quota-blocks-sync",
+                    "[[context]]\ncue = \"phrase\"\ntext = \"quota\"\n[[check]]\ntitle = \"Read the quota\"\nlook_for = \"used equals hard\"\nrules_out = \"room in the quota\"\n",
+                ),
+                fm(
                     "pending-thing",
                     "[[symptom]]\nsignal = \"status-reason\"\nreason = \"Pending\"\n[[check]]\ntitle = \"Describe it\"\nlook_for = \"events\"\n",
                 ),
@@ -542,6 +554,21 @@ mod tests {
         let cmd = d.candidates[0].checks[0].command.as_deref().unwrap_or("");
         assert!(cmd.contains("pod web-0 -n prod"), "{cmd}");
         assert_eq!(d.names.pod.as_deref(), Some("web-0"));
+    }
+
+    #[test]
+    fn a_cause_needing_a_product_the_input_does_not_name_ranks_lower() {
+        let rank = |d: &Diagnosis, id: &str| d.candidates.iter().position(|c| c.id == format!("failure-mode/{id}")).expect("listed");
+        // The hub lists the Helm cause first, but nothing says Helm is in use.
+        let d = check("failed to sync object web: already exists", "sync-hub");
+        assert!(rank(&d, "quota-blocks-sync") < rank(&d, "chart-hook-left-behind"), "{:?}", d.candidates.iter().map(|c| &c.id).collect::<Vec<_>>());
+        let helm = &d.candidates[rank(&d, "chart-hook-left-behind")];
+        assert!(helm.evidence.iter().any(|e| e.scorer == "product-absent" && e.score < 0.0), "{:?}", helm.evidence);
+        // Named, the product takes nothing away and adds nothing by itself.
+        let d = diagnose("failed to sync object web: already exists (we deploy with helm upgrade)", 10);
+        let helm = &d.candidates[rank(&d, "chart-hook-left-behind")];
+        assert!(helm.evidence.iter().all(|e| e.scorer != "product-absent" && e.matched != "product"), "{:?}", helm.evidence);
+        assert!(helm.evidence.iter().any(|e| e.scorer == "hub"));
     }
 
     #[test]
