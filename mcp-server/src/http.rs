@@ -117,6 +117,7 @@ pub fn router_with(engine: Arc<Engine>, cluster: Option<Arc<crate::cluster::Clus
     let cap = Arc::new(SessionCap { sessions, max: opts.max_sessions });
     let mcp = Router::new()
         .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(check_jsonrpc))
         .layer(axum::middleware::from_fn_with_state(cap, cap_sessions))
         .layer(axum::middleware::from_fn_with_state(token, require_token));
     let site = crate::site::router(engine, &crate::site::SiteOptions { base_url: opts.base_url.clone() }).layer(axum::middleware::from_fn_with_state(site_token, require_token));
@@ -141,6 +142,25 @@ async fn cap_sessions(State(cap): State<Arc<SessionCap>>, request: Request, next
         }
     }
     next.run(request).await
+}
+
+/// A POSTed MCP message that is not JSON, not a JSON-RPC request, or a known method with params
+/// that do not fit gets 400 with a JSON-RPC error (`-32700`, `-32600`, `-32601`, `-32602`; the
+/// request's `id` when readable) instead of rmcp's plain-text 415 or `-32601`
+/// ([`crate::jsonrpc::check`]). The body is already in memory ([`limit_time`]).
+async fn check_jsonrpc(request: Request, next: Next) -> Response {
+    if request.method() != axum::http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, format!("the request body is larger than {MAX_BODY_BYTES} bytes or was cut off\n")).into_response(),
+    };
+    if let crate::jsonrpc::Checked::Reply(v) = crate::jsonrpc::check(&bytes) {
+        return (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], v.to_string()).into_response();
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
 }
 
 /// Allowed `Host` names and `Origin` patterns (`scheme://host:port`, `:*` for any port).

@@ -19,6 +19,7 @@
 
 pub mod cluster;
 pub mod http;
+pub mod jsonrpc;
 pub mod site;
 mod tools;
 pub mod wire;
@@ -496,7 +497,7 @@ pub async fn serve_stdio(engine: Arc<Engine>) -> anyhow::Result<()> {
 /// # Errors
 /// The handshake or the transport failed.
 pub async fn serve_stdio_with(server: KubewhyServer) -> anyhow::Result<()> {
-    let service = server.serve(rmcp::transport::stdio()).await?;
+    let service = server.serve(jsonrpc::StdioTransport::new(tokio::io::stdin(), tokio::io::stdout())).await?;
     service.waiting().await?;
     Ok(())
 }
