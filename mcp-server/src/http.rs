@@ -131,14 +131,29 @@ struct SessionCap {
     max: usize,
 }
 
-/// A request that would open a session (a POST without `Mcp-Session-Id`) gets 503 while
-/// [`HttpOptions::max_sessions`] sessions are held.
+/// A request that would open a session (a POST of `initialize` without `Mcp-Session-Id`) gets
+/// 503 while [`HttpOptions::max_sessions`] sessions are held. Stateless requests (revision
+/// 2026-07-28) open no session and pass.
 async fn cap_sessions(State(cap): State<Arc<SessionCap>>, request: Request, next: Next) -> Response {
     if request.method() == axum::http::Method::POST && !request.headers().contains_key("mcp-session-id") {
         let held = cap.sessions.sessions.read().await.len();
         if held >= cap.max {
-            tracing::warn!(held, "MCP session cap reached");
-            return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "10")], format!("too many MCP sessions ({held}); close one (DELETE /mcp) or try again later\n")).into_response();
+            // Only now look at the body (already in memory, see `limit_time`): is it `initialize`?
+            let (parts, body) = request.into_parts();
+            let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+                return (StatusCode::PAYLOAD_TOO_LARGE, format!("the request body is larger than {MAX_BODY_BYTES} bytes or was cut off\n")).into_response();
+            };
+            #[derive(serde::Deserialize)]
+            struct Method<'a> {
+                #[serde(borrow)]
+                method: Option<&'a str>,
+            }
+            let opens = serde_json::from_slice::<Method<'_>>(&bytes).ok().and_then(|m| m.method) == Some("initialize");
+            if opens {
+                tracing::warn!(held, "MCP session cap reached");
+                return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "10")], format!("too many MCP sessions ({held}); close one (DELETE /mcp) or try again later\n")).into_response();
+            }
+            return next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await;
         }
     }
     next.run(request).await

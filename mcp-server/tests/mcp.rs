@@ -254,6 +254,24 @@ async fn concurrent_calls_on_one_session() {
     }
 }
 
+/// Issue 16: a 1 MB name to a lookup tool took 23-192 s; now refused at once, naming the
+/// argument, and the limit is in the tool's input schema.
+#[tokio::test]
+async fn issue16_long_names_are_refused_naming_the_argument() {
+    let c = client().await;
+    let long = "a".repeat(1_000_000);
+    let started = std::time::Instant::now();
+    for (tool, arg) in [("explain", "id_or_name"), ("feature_gate", "name"), ("kep", "query"), ("metric", "name")] {
+        let r = call(&c, tool, json!({ arg: long })).await;
+        check_err(&r, &format!("argument `{arg}`"));
+        check_err(&r, "at most 512 bytes");
+        let listed = KubewhyServer::new(engine()).tools().iter().find(|t| t.name == tool).cloned().expect("tool");
+        assert_eq!(listed.input_schema["properties"][arg]["maxLength"], 512, "{tool}");
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+    c.cancel().await.ok();
+}
+
 /// Issue 16: JSON-RPC error codes over stdio. Before the fix a line that is not JSON got no
 /// reply, `params: 5` got -32600 without the id and bad `tools/call` params got -32601.
 #[tokio::test]
@@ -374,6 +392,11 @@ mod http {
         assert_eq!(post(addr, "").await, 200);
         assert_eq!(post(addr, "").await, 200);
         assert_eq!(post(addr, "").await, 503);
+        // A stateless request (revision 2026-07-28) opens no session: it passes the cap.
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"explain","arguments":{"id_or_name":"component/etcd"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+        let (status, body) = post_body(addr, "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: explain\r\n", call).await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("component/etcd"), "{body}");
         cancel.cancel();
     }
 
