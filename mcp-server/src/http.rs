@@ -144,11 +144,11 @@ async fn cap_sessions(State(cap): State<Arc<SessionCap>>, request: Request, next
                 return (StatusCode::PAYLOAD_TOO_LARGE, format!("the request body is larger than {MAX_BODY_BYTES} bytes or was cut off\n")).into_response();
             };
             #[derive(serde::Deserialize)]
-            struct Method<'a> {
-                #[serde(borrow)]
-                method: Option<&'a str>,
+            struct Method {
+                // Owned: an escaped "initialize" must not slip past the cap.
+                method: Option<String>,
             }
-            let opens = serde_json::from_slice::<Method<'_>>(&bytes).ok().and_then(|m| m.method) == Some("initialize");
+            let opens = serde_json::from_slice::<Method>(&bytes).ok().and_then(|m| m.method).as_deref() == Some("initialize");
             if opens {
                 tracing::warn!(held, "MCP session cap reached");
                 return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "10")], format!("too many MCP sessions ({held}); close one (DELETE /mcp) or try again later\n")).into_response();

@@ -392,6 +392,9 @@ mod http {
         assert_eq!(post(addr, "").await, 200);
         assert_eq!(post(addr, "").await, 200);
         assert_eq!(post(addr, "").await, 503);
+        // An escaped method name is still `initialize`.
+        let escaped = r#"{"jsonrpc":"2.0","id":1,"method":"initializ\u0065","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        assert_eq!(post_body(addr, "", escaped).await.0, 503);
         // A stateless request (revision 2026-07-28) opens no session: it passes the cap.
         let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"explain","arguments":{"id_or_name":"component/etcd"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
         let (status, body) = post_body(addr, "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: explain\r\n", call).await;
