@@ -72,10 +72,12 @@ fn guard_sorts(p: &mut spargebra::algebra::GraphPattern, f: &NamedNode) {
     match p {
         G::OrderBy { inner, .. } => {
             guard_sorts(inner, f);
-            // The in-scope variables are its arguments, so that the filter runs on the sort's
-            // input itself (a filter without variables may be evaluated once, early).
+            // COALESCE(?v, 0) of the in-scope variables are its arguments, so that the filter
+            // runs on the sort's input itself (a filter without variables, or with arguments the
+            // optimiser can fold, may be evaluated once, early) and never errors on an unbound
+            // variable (which would drop the solution).
             let mut vars = Vec::new();
-            inner.on_in_scope_variable(|v| vars.push(Expression::Variable(v.clone())));
+            inner.on_in_scope_variable(|v| vars.push(Expression::Coalesce(vec![Expression::Variable(v.clone()), Expression::Literal(Literal::from(0))])));
             let taken = std::mem::replace(inner.as_mut(), G::Bgp { patterns: Vec::new() });
             **inner = G::Filter { expr: Expression::FunctionCall(Function::Custom(f.clone()), vars), inner: Box::new(taken) };
         }

@@ -202,6 +202,14 @@ fn issue16_sort_input_is_bounded() {
         other => panic!("expected the sort cap, got {other:?}"),
     }
     assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+    // A solution with an unbound variable (OPTIONAL) is sorted, not dropped by the guard.
+    let r = engine()
+        .sparql("SELECT ?c ?x WHERE { component:etcd a kw:Component . BIND(component:etcd AS ?c) OPTIONAL { ?c kw:doesNotExist ?x } } ORDER BY ?c ?x", limits(30_000))
+        .expect("runs");
+    match r {
+        kubewhy_engine::graph::QueryOutput::Solutions { rows, .. } => assert_eq!(rows.len(), 1, "{rows:?}"),
+        other => panic!("{other:?}"),
+    }
     // Small sorts are untouched (and the guard's filter is not projected by SELECT *).
     let r = engine().sparql("SELECT * WHERE { ?fm kw:causedBy ?c } ORDER BY ?fm ?c LIMIT 3", limits(30_000)).expect("runs");
     match r {
