@@ -269,6 +269,12 @@ pub enum Command {
         /// Listen beyond loopback without a bearer token (refused otherwise): anyone who reaches the address can use every tool.
         #[arg(long)]
         insecure_no_auth_on_non_loopback: bool,
+        /// Most MCP sessions held at once; an `initialize` beyond gets 503 with Retry-After.
+        #[arg(long, default_value_t = 1_000, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        max_sessions: u32,
+        /// Most open connections; more are closed at once.
+        #[arg(long, default_value_t = 512, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65_536))]
+        max_connections: u32,
         /// Cluster access for the `verify_cluster` and `scan_cluster` tools.
         #[command(flatten)]
         cluster: cluster::McpClusterArgs,
@@ -549,7 +555,7 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
             rt.block_on(kubewhy_mcp::serve_stdio_with(kubewhy_mcp::KubewhyServer::with_cluster(engine, access).with_base_url(base_url)))?;
             Ok(EXIT_OK)
         }
-        Command::Serve { listen, auth_token_file, allow_origins, allow_hosts, public_site, insecure_no_auth_on_non_loopback, cluster } => {
+        Command::Serve { listen, auth_token_file, allow_origins, allow_hosts, public_site, insecure_no_auth_on_non_loopback, max_sessions, max_connections, cluster } => {
             let auth_token = match auth_token_file {
                 Some(f) => {
                     let t = kubewhy_engine::bounded::read_file(&f, 64 * 1024, "a token file").map_err(|e| fail(EXIT_USAGE, e.to_string()))?;
@@ -568,6 +574,8 @@ fn run_inner(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<i32> {
                 base_url,
                 public_site,
                 insecure_no_auth_on_non_loopback,
+                max_sessions: max_sessions as usize,
+                max_connections: max_connections as usize,
                 ..kubewhy_mcp::http::HttpOptions::default()
             };
             // Before loading anything: refuse an exposed listener without a token.

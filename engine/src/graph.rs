@@ -59,6 +59,45 @@ const QUERY_STACK_BYTES: usize = 64 * 1024 * 1024;
 static RUNNING: Mutex<usize> = Mutex::new(0);
 static FREED: Condvar = Condvar::new();
 
+/// Most solutions one query may feed into its sorts (`ORDER BY`) before it is stopped with a
+/// refusal: the memory a sort holds is bounded, not only its time.
+pub const MAX_SORT_SOLUTIONS: usize = 100_000;
+
+/// The internal filter function that counts solutions entering a sort ([`guard_sorts`]).
+const SORT_GUARD_IRI: &str = "urn:kubewhy:internal:sort-guard";
+
+/// Puts a counting filter ([`SORT_GUARD_IRI`]) under every `ORDER BY`.
+fn guard_sorts(p: &mut spargebra::algebra::GraphPattern, f: &NamedNode) {
+    use spargebra::algebra::{Expression, Function, GraphPattern as G};
+    match p {
+        G::OrderBy { inner, .. } => {
+            guard_sorts(inner, f);
+            // COALESCE(?v, 0) of the in-scope variables are its arguments, so that the filter
+            // runs on the sort's input itself (a filter without variables, or with arguments the
+            // optimiser can fold, may be evaluated once, early) and never errors on an unbound
+            // variable (which would drop the solution).
+            let mut vars = Vec::new();
+            inner.on_in_scope_variable(|v| vars.push(Expression::Coalesce(vec![Expression::Variable(v.clone()), Expression::Literal(Literal::from(0))])));
+            let taken = std::mem::replace(inner.as_mut(), G::Bgp { patterns: Vec::new() });
+            **inner = G::Filter { expr: Expression::FunctionCall(Function::Custom(f.clone()), vars), inner: Box::new(taken) };
+        }
+        G::Join { left, right } | G::LeftJoin { left, right, .. } | G::Union { left, right } | G::Minus { left, right } => {
+            guard_sorts(left, f);
+            guard_sorts(right, f);
+        }
+        G::Filter { inner, .. }
+        | G::Graph { inner, .. }
+        | G::Extend { inner, .. }
+        | G::Project { inner, .. }
+        | G::Distinct { inner }
+        | G::Reduced { inner }
+        | G::Slice { inner, .. }
+        | G::Group { inner, .. }
+        | G::Service { inner, .. } => guard_sorts(inner, f),
+        _ => {}
+    }
+}
+
 /// One of the [`MAX_CONCURRENT_QUERIES`] evaluation slots; released when dropped.
 struct Slot;
 
@@ -481,6 +520,8 @@ impl Graph {
             .map_err(|e| GraphError::Evaluation(format!("cannot start the query thread: {e}")))?;
         match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(result) => match result {
+                // A refusal (the sort cap cancels the evaluation itself) stays a refusal.
+                Err(GraphError::Refused(m)) => Err(GraphError::Refused(m)),
                 // A cut evaluation (an OFFSET skips the cancellation error) is a time-out, never an
                 // empty answer.
                 _ if token.is_cancelled() => Err(GraphError::Timeout(limits.timeout)),
@@ -513,8 +554,34 @@ impl Graph {
             }
         };
         guard::check_query(&query, max_term).map_err(|r| GraphError::Refused(r.0))?;
-        let prepared = SparqlEvaluator::new().with_cancellation_token(token.clone()).for_query(query);
-        Self::collect(prepared.on_store(store).execute(), limits, cell)
+        // Every ORDER BY holds its whole input before sorting: count the solutions going in and
+        // cancel the query past MAX_SORT_SOLUTIONS (a memory bound the time limit alone is not).
+        let mut query = query;
+        let guard_fn = NamedNode::new_unchecked(SORT_GUARD_IRI);
+        match &mut query {
+            spargebra::Query::Select { pattern, .. } | spargebra::Query::Construct { pattern, .. } | spargebra::Query::Describe { pattern, .. } | spargebra::Query::Ask { pattern, .. } => {
+                guard_sorts(pattern, &guard_fn);
+            }
+        }
+        let sorted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (count, cancel) = (sorted.clone(), token.clone());
+        let prepared = SparqlEvaluator::new()
+            .with_cancellation_token(token.clone())
+            .with_custom_function(guard_fn, move |_| {
+                let n = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                if n > MAX_SORT_SOLUTIONS {
+                    cancel.cancel();
+                }
+                Some(Literal::from(n <= MAX_SORT_SOLUTIONS).into())
+            })
+            .for_query(query);
+        let result = Self::collect(prepared.on_store(store).execute(), limits, cell);
+        if sorted.load(std::sync::atomic::Ordering::Relaxed) > MAX_SORT_SOLUTIONS {
+            return Err(GraphError::Refused(format!(
+                "ORDER BY over more than {MAX_SORT_SOLUTIONS} solutions was stopped (a sort holds its whole input in memory): narrow the pattern, or drop ORDER BY"
+            )));
+        }
+        result
     }
 
     fn collect<T>(

@@ -1072,19 +1072,43 @@ fn expect_kinds(kb: &KnowledgeBase, e: &Entity, diags: &mut Vec<Diagnostic>) {
     }
 }
 
-/// " (did you mean `x`?)" when an id of the same kind is close, else "".
+/// " (did you mean `x`?)" when an id of the same kind is close, else "". Bounded (issue 16):
+/// ids over 128 bytes get no suggestion, only ids of a near length are compared, and the answer
+/// for each missing id is computed once per thread and graph size.
 fn suggest(kb: &KnowledgeBase, id: &str) -> String {
+    thread_local! {
+        static CACHE: std::cell::RefCell<(usize, HashMap<String, String>)> = std::cell::RefCell::new((0, HashMap::new()));
+    }
+    if id.len() > 128 {
+        return String::new();
+    }
+    let key = (kb as *const KnowledgeBase as usize).wrapping_mul(31).wrapping_add(kb.entities().len());
+    if let Some(hit) = CACHE.with(|c| {
+        let c = c.borrow();
+        (c.0 == key).then(|| c.1.get(id).cloned()).flatten()
+    }) {
+        return hit;
+    }
     let prefix = id.split('/').next().unwrap_or("");
+    let max = id.len() / 3 + 1;
     let best = kb
         .entities()
         .iter()
-        .filter(|e| e.kind.prefix() == prefix)
+        .filter(|e| e.kind.prefix() == prefix && e.id.len().abs_diff(id.len()) <= max)
         .map(|e| (strsim_distance(&e.id, id), &e.id))
         .min();
-    match best {
-        Some((d, best)) if d <= id.len() / 3 + 1 => format!(" (did you mean `{best}`?)"),
+    let out = match best {
+        Some((d, best)) if d <= max => format!(" (did you mean `{best}`?)"),
         _ => String::new(),
-    }
+    };
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.0 != key || c.1.len() > 10_000 {
+            *c = (key, HashMap::new());
+        }
+        c.1.insert(id.to_string(), out.clone());
+    });
+    out
 }
 
 /// Levenshtein distance (small inputs only).
@@ -1104,6 +1128,7 @@ pub fn strsim_distance(a: &str, b: &str) -> usize {
 
 fn validate(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
     let mut causes: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let index = FmIndex::new(kb);
     for e in kb.entities() {
         let err = |key: &str, message: String| Diagnostic {
             severity: Severity::Error,
@@ -1122,9 +1147,7 @@ fn validate(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
                 diags.push(err("area", format!("`{}` is not an area (one of {})", fm.area, AREAS.join(", "))));
             }
             // A cause of a hub may have no message of its own: it shows as the hub's messages.
-            let is_hub_cause = fm.level == Level::Cause
-                && (fm.leads_to.iter().any(|h| kb.get(h).and_then(Entity::failure_mode).is_some_and(|d| d.level == Level::Symptom))
-                    || kb.of_kind(Kind::FailureMode).any(|h| h.failure_mode().is_some_and(|d| d.level == Level::Symptom && d.caused_by.contains(&e.id))));
+            let is_hub_cause = fm.level == Level::Cause && index.is_hub_cause(kb, &e.id, fm);
             let required: [(&str, &Vec<String>, &str, bool); 5] = [
                 ("components", &fm.components, "a component", true),
                 ("loops", &fm.loops, "a loop", true),
@@ -1140,7 +1163,7 @@ fn validate(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
             if e.references.is_empty() {
                 diags.push(err("references", "a failure mode needs at least one reference".into()));
             }
-            validate_level(kb, e, fm, diags);
+            validate_level(kb, &index, e, fm, diags);
             for c in &fm.caused_by {
                 causes.entry(e.id.as_str()).or_default().push(c.as_str());
             }
@@ -1152,56 +1175,173 @@ fn validate(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
             diags.push(err("references", format!("a {} needs at least one reference", e.kind.prefix())));
         }
     }
-    // A failure mode that is (transitively) its own cause is a modelling error.
-    for start in causes.keys() {
-        let mut stack: Vec<&str> = causes.get(start).cloned().unwrap_or_default();
-        let mut seen = HashSet::new();
-        while let Some(c) = stack.pop() {
-            if c == *start {
-                if let Some(e) = kb.get(start) {
-                    diags.push(Diagnostic {
-                        severity: Severity::Error,
-                        location: kb.key_location(start, "caused_by").unwrap_or_else(|| e.location.clone()),
-                        key: Some("caused_by".into()),
-                        message: "causedBy/leadsTo links form a cycle back to this failure mode".into(),
-                    });
+    // A failure mode that is (transitively) its own cause is a modelling error: one on a cycle,
+    // that is in a strongly connected component of two or more, or linked to itself (linear).
+    for start in on_cycles(&causes) {
+        if let Some(e) = kb.get(start) {
+            diags.push(Diagnostic {
+                severity: Severity::Error,
+                location: kb.key_location(start, "caused_by").unwrap_or_else(|| e.location.clone()),
+                key: Some("caused_by".into()),
+                message: "causedBy/leadsTo links form a cycle back to this failure mode".into(),
+            });
+        }
+    }
+}
+
+/// The nodes of `graph` that lie on a cycle, in key order (Tarjan's strongly connected
+/// components, iterative: O(nodes + edges), no recursion).
+fn on_cycles<'a>(graph: &BTreeMap<&'a str, Vec<&'a str>>) -> Vec<&'a str> {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut low: HashMap<&str, usize> = HashMap::new();
+    let mut on_stack: HashSet<&str> = HashSet::new();
+    let mut stack: Vec<&str> = Vec::new();
+    let mut cyclic: HashSet<&str> = HashSet::new();
+    let mut next = 0usize;
+    let empty: Vec<&str> = Vec::new();
+    for &root in graph.keys() {
+        if index.contains_key(root) {
+            continue;
+        }
+        // (node, next edge to follow)
+        let mut work: Vec<(&str, usize)> = vec![(root, 0)];
+        index.insert(root, next);
+        low.insert(root, next);
+        next += 1;
+        stack.push(root);
+        on_stack.insert(root);
+        while let Some(&mut (v, ref mut i)) = work.last_mut() {
+            let edges = graph.get(v).unwrap_or(&empty);
+            if let Some(&w) = edges.get(*i) {
+                *i += 1;
+                if w == v {
+                    cyclic.insert(v);
                 }
-                break;
+                if !index.contains_key(w) {
+                    index.insert(w, next);
+                    low.insert(w, next);
+                    next += 1;
+                    stack.push(w);
+                    on_stack.insert(w);
+                    work.push((w, 0));
+                } else if on_stack.contains(w) {
+                    let lw = index[w];
+                    let lv = low.get_mut(v).expect("visited");
+                    *lv = (*lv).min(lw);
+                }
+                continue;
             }
-            if seen.insert(c) {
-                stack.extend(causes.get(c).cloned().unwrap_or_default());
+            work.pop();
+            if let Some(&(parent, _)) = work.last() {
+                let lv = low[v];
+                let lp = low.get_mut(parent).expect("visited");
+                *lp = (*lp).min(lv);
+            }
+            if low[v] == index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack.remove(w);
+                    component.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    cyclic.extend(component);
+                }
             }
         }
     }
+    graph.keys().copied().filter(|k| cyclic.contains(k)).collect()
 }
 
 /// The cause-level failure modes of a hub: its `caused_by` in order, then those that name it in
 /// `leads_to` (by id), each once.
 pub fn causes_of_hub(kb: &KnowledgeBase, hub: &Entity) -> Vec<String> {
-    let Some(fm) = hub.failure_mode() else { return Vec::new() };
-    let mut out: Vec<String> = Vec::new();
-    for c in &fm.caused_by {
-        if kb.get(c).and_then(Entity::failure_mode).is_some_and(|d| d.level == Level::Cause) && !out.contains(c) {
-            out.push(c.clone());
-        }
-    }
-    let mut extra: Vec<&Entity> = kb
+    let extra: Vec<&Entity> = kb
         .of_kind(Kind::FailureMode)
         .filter(|e| e.failure_mode().is_some_and(|d| d.level == Level::Cause && d.leads_to.contains(&hub.id)))
         .collect();
+    causes_of_hub_with(kb, hub, &extra)
+}
+
+/// For each failure mode id, the cause-level failure modes naming it in `leads_to` (one pass
+/// over the graph, so looking up every hub stays linear).
+pub fn leads_to_index(kb: &KnowledgeBase) -> HashMap<&str, Vec<&Entity>> {
+    let mut m: HashMap<&str, Vec<&Entity>> = HashMap::new();
+    for e in kb.of_kind(Kind::FailureMode) {
+        if let Some(d) = e.failure_mode().filter(|d| d.level == Level::Cause) {
+            for h in &d.leads_to {
+                m.entry(h.as_str()).or_default().push(e);
+            }
+        }
+    }
+    m
+}
+
+/// [`causes_of_hub`] given the causes that name the hub in `leads_to` ([`leads_to_index`]).
+pub fn causes_of_hub_with(kb: &KnowledgeBase, hub: &Entity, leads_to_hub: &[&Entity]) -> Vec<String> {
+    let Some(fm) = hub.failure_mode() else { return Vec::new() };
+    let mut out: Vec<String> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    for c in &fm.caused_by {
+        if kb.get(c).and_then(Entity::failure_mode).is_some_and(|d| d.level == Level::Cause) && seen.insert(c.as_str()) {
+            out.push(c.clone());
+        }
+    }
+    let mut extra: Vec<&Entity> = leads_to_hub.to_vec();
     extra.sort_by(|a, b| a.id.cmp(&b.id));
     for e in extra {
-        if !out.contains(&e.id) {
+        if seen.insert(e.id.as_str()) {
             out.push(e.id.clone());
         }
     }
     out
 }
 
+/// Who refers to what among failure modes, built once per validation (issue 16: the per-entity
+/// scans over every failure mode made `lint` quadratic; 2,000 files took 48.8 s).
+struct FmIndex<'a> {
+    /// Ids named in the `caused_by` of a symptom-level failure mode (hub).
+    hub_causes: HashSet<&'a str>,
+    /// For each id, the cause-level failure modes naming it in `leads_to`.
+    leads_to: HashMap<&'a str, Vec<&'a Entity>>,
+    /// For each symptom id, how many failure modes list it.
+    symptom_users: HashMap<&'a str, usize>,
+    /// For each check id, how many failure modes list it.
+    check_users: HashMap<&'a str, usize>,
+}
+
+impl<'a> FmIndex<'a> {
+    fn new(kb: &'a KnowledgeBase) -> FmIndex<'a> {
+        let mut ix = FmIndex { hub_causes: HashSet::new(), leads_to: leads_to_index(kb), symptom_users: HashMap::new(), check_users: HashMap::new() };
+        for e in kb.of_kind(Kind::FailureMode) {
+            let Some(d) = e.failure_mode() else { continue };
+            if d.level == Level::Symptom {
+                ix.hub_causes.extend(d.caused_by.iter().map(String::as_str));
+            }
+            let symptoms: HashSet<&str> = d.symptoms.iter().map(String::as_str).collect();
+            for s in symptoms {
+                *ix.symptom_users.entry(s).or_default() += 1;
+            }
+            let checks: HashSet<&str> = d.checks.iter().map(String::as_str).collect();
+            for c in checks {
+                *ix.check_users.entry(c).or_default() += 1;
+            }
+        }
+        ix
+    }
+
+    /// Whether a hub names `id` in its `caused_by`, or `fm` names a hub in its `leads_to`.
+    fn is_hub_cause(&self, kb: &KnowledgeBase, id: &str, fm: &FailureModeData) -> bool {
+        self.hub_causes.contains(id) || fm.leads_to.iter().any(|h| kb.get(h).and_then(Entity::failure_mode).is_some_and(|d| d.level == Level::Symptom))
+    }
+}
+
 /// The level rules (knowledge/README.md): a hub has at least two causes; a cause reached from a
 /// hub has a check of its own and a context cue or a message of its own; cue-like keys are
 /// not empty.
-fn validate_level(kb: &KnowledgeBase, e: &Entity, fm: &FailureModeData, diags: &mut Vec<Diagnostic>) {
+fn validate_level(kb: &KnowledgeBase, index: &FmIndex<'_>, e: &Entity, fm: &FailureModeData, diags: &mut Vec<Diagnostic>) {
     let err = |key: &str, message: String| Diagnostic {
         severity: Severity::Error,
         location: kb.key_location(&e.id, key).unwrap_or_else(|| e.location.clone()),
@@ -1215,7 +1355,7 @@ fn validate_level(kb: &KnowledgeBase, e: &Entity, fm: &FailureModeData, diags: &
     }
     match fm.level {
         Level::Symptom => {
-            let causes = causes_of_hub(kb, e);
+            let causes = causes_of_hub_with(kb, e, index.leads_to.get(e.id.as_str()).map_or(&[][..], Vec::as_slice));
             if causes.len() < 2 {
                 diags.push(err(
                     "level",
@@ -1227,26 +1367,19 @@ fn validate_level(kb: &KnowledgeBase, e: &Entity, fm: &FailureModeData, diags: &
             }
         }
         Level::Cause => {
-            let is_hub_cause = kb.of_kind(Kind::FailureMode).any(|h| {
-                h.failure_mode().is_some_and(|d| d.level == Level::Symptom && d.caused_by.contains(&e.id))
-            }) || fm.leads_to.iter().any(|h| kb.get(h).and_then(Entity::failure_mode).is_some_and(|d| d.level == Level::Symptom));
-            if !is_hub_cause {
+            if !index.is_hub_cause(kb, &e.id, fm) {
                 return;
             }
             let own = |id: &str, prefix: &str| id.starts_with(&format!("{prefix}/{}-", e.id.trim_start_matches("failure-mode/")));
-            let own_symptom = fm.symptoms.iter().any(|s| {
-                own(s, "symptom")
-                    || !kb.of_kind(Kind::FailureMode).any(|o| o.id != e.id && o.failure_mode().is_some_and(|d| d.symptoms.contains(s)))
-            });
+            // No other failure mode lists it (this one does: it is one of its users).
+            let own_symptom = fm.symptoms.iter().any(|s| own(s, "symptom") || index.symptom_users.get(s.as_str()).copied().unwrap_or(0) <= 1);
             if fm.context.is_empty() && !own_symptom {
                 diags.push(err(
                     "context",
                     "a cause of a hub needs at least one [[context]] cue or a [[symptom]] of its own that tells it apart from its siblings".into(),
                 ));
             }
-            let own_check = fm.checks.iter().any(|c| {
-                !kb.of_kind(Kind::FailureMode).any(|o| o.id != e.id && o.failure_mode().is_some_and(|d| d.checks.contains(c)))
-            });
+            let own_check = fm.checks.iter().any(|c| index.check_users.get(c.as_str()).copied().unwrap_or(0) <= 1);
             if !own_check {
                 diags.push(err("check", "a cause of a hub needs at least one [[check]] of its own (shared checks do not tell siblings apart)".into()));
             }
@@ -1413,5 +1546,35 @@ fn validate_topics(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
                 });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod issue16_tests {
+    use super::on_cycles;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn nodes_on_cycles_are_found_in_linear_time() {
+        let mut g: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        g.insert("a", vec!["b"]);
+        g.insert("b", vec!["c", "x"]);
+        g.insert("c", vec!["a"]);
+        g.insert("d", vec!["a"]);
+        g.insert("e", vec!["e"]);
+        g.insert("f", vec!["g"]);
+        g.insert("g", vec!["f"]);
+        assert_eq!(on_cycles(&g), vec!["a", "b", "c", "e", "f", "g"]);
+        // A chain of 100,000 links (was a walk from every node: n^2/2 steps) and a ring.
+        let names: Vec<String> = (0..100_000).map(|i| format!("n{i}")).collect();
+        let mut chain: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for w in names.windows(2) {
+            chain.insert(&w[0], vec![&w[1]]);
+        }
+        let started = std::time::Instant::now();
+        assert!(on_cycles(&chain).is_empty());
+        chain.insert(&names[99_999], vec![&names[0]]);
+        assert_eq!(on_cycles(&chain).len(), 100_000);
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
     }
 }

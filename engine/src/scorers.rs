@@ -357,9 +357,10 @@ pub fn ruled_out(i: &ScoringInput<'_>, fm: &Entity, total: f64) -> Option<Eviden
 
 /// The hubs (symptom-level failure modes) with their causes in the hub's order.
 pub fn hub_causes(kb: &KnowledgeBase) -> BTreeMap<String, Vec<String>> {
+    let leads_to = crate::knowledge::leads_to_index(kb);
     kb.of_kind(crate::model::Kind::FailureMode)
         .filter(|e| e.failure_mode().is_some_and(|d| d.level == Level::Symptom))
-        .map(|e| (e.id.clone(), crate::knowledge::causes_of_hub(kb, e)))
+        .map(|e| (e.id.clone(), crate::knowledge::causes_of_hub_with(kb, e, leads_to.get(e.id.as_str()).map_or(&[][..], Vec::as_slice))))
         .collect()
 }
 

@@ -640,16 +640,31 @@ pub struct Grade {
 /// # Errors
 /// [`EvalError`] with file and line.
 pub fn load_answers(path: &Path) -> Result<Vec<Answer>, EvalError> {
-    let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io { path: path.display().to_string(), source })?;
+    let text = kubewhy_engine::bounded::read_file(path, MAX_ANSWERS_FILE_BYTES, "an answers file")
+        .map_err(|e| EvalError::Invalid { path: path.display().to_string(), line: 1, message: e.to_string() })?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        out.push(serde_json::from_str(line).map_err(|e| EvalError::Invalid { path: path.display().to_string(), line: i + 1, message: e.to_string() })?);
+        let a: Answer = serde_json::from_str(line).map_err(|e| EvalError::Invalid { path: path.display().to_string(), line: i + 1, message: e.to_string() })?;
+        if a.answer.len() > MAX_ANSWER_BYTES {
+            return Err(EvalError::Invalid {
+                path: path.display().to_string(),
+                line: i + 1,
+                message: format!("the answer for `{}` is {} bytes; an answer is at most {MAX_ANSWER_BYTES} bytes (64 KiB): grade the answer itself, not a transcript", a.id, a.answer.len()),
+            });
+        }
+        out.push(a);
     }
     Ok(out)
 }
+
+/// Largest answer graded, in bytes (issue 16: a 10 MB answer took over 120 s; an assistant's
+/// answer is a few KB).
+pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
+/// Largest answers file read, in bytes.
+pub const MAX_ANSWERS_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 fn norm(s: &str) -> String {
     let mut out = String::new();

@@ -117,6 +117,7 @@ pub fn router_with(engine: Arc<Engine>, cluster: Option<Arc<crate::cluster::Clus
     let cap = Arc::new(SessionCap { sessions, max: opts.max_sessions });
     let mcp = Router::new()
         .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(check_jsonrpc))
         .layer(axum::middleware::from_fn_with_state(cap, cap_sessions))
         .layer(axum::middleware::from_fn_with_state(token, require_token));
     let site = crate::site::router(engine, &crate::site::SiteOptions { base_url: opts.base_url.clone() }).layer(axum::middleware::from_fn_with_state(site_token, require_token));
@@ -130,17 +131,51 @@ struct SessionCap {
     max: usize,
 }
 
-/// A request that would open a session (a POST without `Mcp-Session-Id`) gets 503 while
-/// [`HttpOptions::max_sessions`] sessions are held.
+/// A request that would open a session (a POST of `initialize` without `Mcp-Session-Id`) gets
+/// 503 while [`HttpOptions::max_sessions`] sessions are held. Stateless requests (revision
+/// 2026-07-28) open no session and pass.
 async fn cap_sessions(State(cap): State<Arc<SessionCap>>, request: Request, next: Next) -> Response {
     if request.method() == axum::http::Method::POST && !request.headers().contains_key("mcp-session-id") {
         let held = cap.sessions.sessions.read().await.len();
         if held >= cap.max {
-            tracing::warn!(held, "MCP session cap reached");
-            return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "10")], format!("too many MCP sessions ({held}); close one (DELETE /mcp) or try again later\n")).into_response();
+            // Only now look at the body (already in memory, see `limit_time`): is it `initialize`?
+            let (parts, body) = request.into_parts();
+            let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+                return (StatusCode::PAYLOAD_TOO_LARGE, format!("the request body is larger than {MAX_BODY_BYTES} bytes or was cut off\n")).into_response();
+            };
+            #[derive(serde::Deserialize)]
+            struct Method {
+                // Owned: an escaped "initialize" must not slip past the cap.
+                method: Option<String>,
+            }
+            let opens = serde_json::from_slice::<Method>(&bytes).ok().and_then(|m| m.method).as_deref() == Some("initialize");
+            if opens {
+                tracing::warn!(held, "MCP session cap reached");
+                return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "10")], format!("too many MCP sessions ({held}); close one (DELETE /mcp) or try again later\n")).into_response();
+            }
+            return next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await;
         }
     }
     next.run(request).await
+}
+
+/// A POSTed MCP message that is not JSON, not a JSON-RPC request, or a known method with params
+/// that do not fit gets 400 with a JSON-RPC error (`-32700`, `-32600`, `-32601`, `-32602`; the
+/// request's `id` when readable) instead of rmcp's plain-text 415 or `-32601`
+/// ([`crate::jsonrpc::check`]). The body is already in memory ([`limit_time`]).
+async fn check_jsonrpc(request: Request, next: Next) -> Response {
+    if request.method() != axum::http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, format!("the request body is larger than {MAX_BODY_BYTES} bytes or was cut off\n")).into_response(),
+    };
+    if let crate::jsonrpc::Checked::Reply(v) = crate::jsonrpc::check(&bytes) {
+        return (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], v.to_string()).into_response();
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
 }
 
 /// Allowed `Host` names and `Origin` patterns (`scheme://host:port`, `:*` for any port).

@@ -19,6 +19,7 @@
 
 pub mod cluster;
 pub mod http;
+pub mod jsonrpc;
 pub mod site;
 mod tools;
 pub mod wire;
@@ -195,12 +196,29 @@ fn check_sizes(args: &JsonObject) -> Result<(), String> {
     Ok(())
 }
 
+/// The name argument of each lookup tool: at most [`kubewhy_engine::MAX_NAME_BYTES`] bytes (no
+/// entity, gate, KEP title or metric name is longer; a longer one took minutes to match).
+const NAME_ARGUMENTS: [(&str, &str); 4] = [("explain", "id_or_name"), ("feature_gate", "name"), ("kep", "query"), ("metric", "name")];
+
+/// Refuses a lookup tool's name argument over [`kubewhy_engine::MAX_NAME_BYTES`], naming it.
+fn check_name(tool: &str, args: &JsonObject) -> Result<(), String> {
+    let limit = kubewhy_engine::MAX_NAME_BYTES;
+    for (t, arg) in NAME_ARGUMENTS {
+        if t == tool {
+            if let Some(len) = args.get(arg).and_then(serde_json::Value::as_str).map(str::len).filter(|l| *l > limit) {
+                return Err(format!("argument `{arg}` of `{tool}` is {len} bytes; names are at most {limit} bytes: give an id, a name or a few words"));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs one tool synchronously. `None` for an unknown tool name.
 fn run_tool(engine: &Engine, name: &str, args: JsonObject) -> Option<tools::ToolResult> {
     if !tool_names().contains(&name) {
         return None;
     }
-    if let Err(e) = check_sizes(&args) {
+    if let Err(e) = check_sizes(&args).and_then(|()| check_name(name, &args)) {
         return Some(Err(e));
     }
     Some(match name {
@@ -496,7 +514,7 @@ pub async fn serve_stdio(engine: Arc<Engine>) -> anyhow::Result<()> {
 /// # Errors
 /// The handshake or the transport failed.
 pub async fn serve_stdio_with(server: KubewhyServer) -> anyhow::Result<()> {
-    let service = server.serve(rmcp::transport::stdio()).await?;
+    let service = server.serve(jsonrpc::StdioTransport::new(tokio::io::stdin(), tokio::io::stdout())).await?;
     service.waiting().await?;
     Ok(())
 }

@@ -26,7 +26,7 @@ pub struct DiagnoseParams {
     /// The symptom: an error message, event lines, `kubectl describe` output, YAML, log lines or
     /// a question in words. At most 1 MiB.
     #[schemars(example = "etcdserver: mvcc: database space exceeded")]
-    #[schemars(example = "0/3 nodes are available: 3 Insufficient cpu.")]
+    #[schemars(example = "0/3 nodes are available: 3 Insufficient cpu.", length(max = 1048576))]
     pub symptom: String,
     /// Kubernetes version of the cluster ("1.30", "v1.30.2"); failure modes that do not apply at
     /// that version are left out. Taken from the input when it names one version.
@@ -47,7 +47,8 @@ pub struct DiagnoseParams {
 #[serde(deny_unknown_fields)]
 pub struct ExplainParams {
     /// An entity id (`component/kubelet`), a slug (`kubelet`), a title, an alias or free words.
-    #[schemars(example = "component/kubelet", example = "watch cache")]
+    /// At most 512 bytes.
+    #[schemars(example = "component/kubelet", example = "watch cache", length(max = 512))]
     pub id_or_name: String,
 }
 
@@ -75,8 +76,8 @@ pub struct SearchParams {
 pub struct QueryGraphParams {
     /// A read-only SPARQL 1.1 query (SELECT, ASK, CONSTRUCT or DESCRIBE). Prefixes `kw:`, `rdf:`,
     /// `rdfs:`, `id:` and one per kind (`failure-mode:`, `component:` ...) are predeclared.
-    /// Runs at most 10 s and returns at most 1,000 rows.
-    #[schemars(example = "SELECT ?fm WHERE { ?fm kw:causedBy failure-mode:node-affinity-mismatch }")]
+    /// Runs at most 10 s and returns at most 1,000 rows; at most 16 KiB of text.
+    #[schemars(example = "SELECT ?fm WHERE { ?fm kw:causedBy failure-mode:node-affinity-mismatch }", length(max = 16384))]
     pub sparql: String,
 }
 
@@ -84,8 +85,8 @@ pub struct QueryGraphParams {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FeatureGateParams {
-    /// The feature gate's name (case-insensitive).
-    #[schemars(example = &"SidecarContainers")]
+    /// The feature gate's name (case-insensitive). At most 512 bytes.
+    #[schemars(example = &"SidecarContainers", length(max = 512))]
     pub name: String,
     /// A Kubernetes version ("1.30"): the gate's stage and default at that version.
     #[schemars(example = "1.30")]
@@ -97,8 +98,8 @@ pub struct FeatureGateParams {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KepParams {
-    /// A KEP number (`753`, `KEP-753`) or words of its title.
-    #[schemars(example = "753", example = "sidecar containers")]
+    /// A KEP number (`753`, `KEP-753`) or words of its title. At most 512 bytes.
+    #[schemars(example = "753", example = "sidecar containers", length(max = 512))]
     pub query: String,
 }
 
@@ -106,8 +107,8 @@ pub struct KepParams {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MetricParams {
-    /// The exposed metric name.
-    #[schemars(example = &"etcd_mvcc_db_total_size_in_bytes")]
+    /// The exposed metric name. At most 512 bytes.
+    #[schemars(example = &"etcd_mvcc_db_total_size_in_bytes", length(max = 512))]
     pub name: String,
 }
 
@@ -117,7 +118,7 @@ pub struct MetricParams {
 pub struct CheckClaimsParams {
     /// Text to check (an answer, a runbook): its claims about feature gates, KEPs, metrics and
     /// removal or GA versions are checked against the graph. At most 1 MiB.
-    #[schemars(example = "The SidecarContainers feature gate went beta in 1.29 (KEP-753).")]
+    #[schemars(example = "The SidecarContainers feature gate went beta in 1.29 (KEP-753).", length(max = 1048576))]
     pub text: String,
 }
 

@@ -254,6 +254,80 @@ async fn concurrent_calls_on_one_session() {
     }
 }
 
+/// Issue 16: a 1 MB name to a lookup tool took 23-192 s; now refused at once, naming the
+/// argument, and the limit is in the tool's input schema.
+#[tokio::test]
+async fn issue16_long_names_are_refused_naming_the_argument() {
+    let c = client().await;
+    let long = "a".repeat(1_000_000);
+    let started = std::time::Instant::now();
+    for (tool, arg) in [("explain", "id_or_name"), ("feature_gate", "name"), ("kep", "query"), ("metric", "name")] {
+        let r = call(&c, tool, json!({ arg: long })).await;
+        check_err(&r, &format!("argument `{arg}`"));
+        check_err(&r, "at most 512 bytes");
+        let listed = KubewhyServer::new(engine()).tools().iter().find(|t| t.name == tool).cloned().expect("tool");
+        assert_eq!(listed.input_schema["properties"][arg]["maxLength"], 512, "{tool}");
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+    c.cancel().await.ok();
+}
+
+/// Issue 16: JSON-RPC error codes over stdio. Before the fix a line that is not JSON got no
+/// reply, `params: 5` got -32600 without the id and bad `tools/call` params got -32601.
+#[tokio::test]
+async fn issue16_stdio_jsonrpc_errors_have_the_right_code_and_id() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (server_side, client_side) = tokio::io::duplex(1 << 20);
+    let (sr, sw) = tokio::io::split(server_side);
+    let server = KubewhyServer::new(engine());
+    tokio::spawn(async move {
+        if let Ok(s) = server.serve(kubewhy_mcp::jsonrpc::StdioTransport::new(sr, sw)).await {
+            let _ = s.waiting().await;
+        }
+    });
+    let (cr, mut cw) = tokio::io::split(client_side);
+    let mut lines = BufReader::new(cr).lines();
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let sent = [
+        init,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "{not json",
+        r#"{"jsonrpc":"2.0","id":"s1","method":"tools/call","params":5}"#,
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"nme":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":9,"method":"nosuch"}"#,
+        r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"nope"}}"#,
+        r#"{"jsonrpc":"2.0","id":11,"method":7}"#,
+        "[1,2]",
+        r#"{"jsonrpc":"2.0","method":"tools/call","params":5}"#,
+        r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"explain","arguments":{"id_or_name":"component/etcd"}}}"#,
+    ];
+    for l in sent {
+        cw.write_all(l.as_bytes()).await.expect("write");
+        cw.write_all(b"\n").await.expect("write");
+    }
+    cw.flush().await.expect("flush");
+    let mut got: Vec<Value> = Vec::new();
+    let deadline = std::time::Duration::from_secs(30);
+    while got.len() < 9 {
+        let line = tokio::time::timeout(deadline, lines.next_line()).await.expect("a reply in time").expect("read").expect("a line");
+        got.push(serde_json::from_str(&line).expect("replies are JSON"));
+    }
+    let by_id = |id: Value| got.iter().find(|v| v["id"] == id).unwrap_or_else(|| panic!("no reply with id {id}: {got:?}")).clone();
+    let code = |v: &Value| v["error"]["code"].as_i64();
+    let nulls: Vec<&Value> = got.iter().filter(|v| v["id"].is_null()).collect();
+    assert_eq!(nulls.len(), 2, "parse error and batch: {nulls:?}");
+    assert!(nulls.iter().any(|v| code(v) == Some(-32700)), "{nulls:?}");
+    assert!(nulls.iter().any(|v| code(v) == Some(-32600)), "{nulls:?}");
+    assert_eq!(code(&by_id(json!("s1"))), Some(-32602));
+    let bad = by_id(json!(8));
+    assert_eq!(code(&bad), Some(-32602), "{bad}");
+    assert!(bad["error"]["message"].as_str().unwrap_or("").contains("name"), "{bad}");
+    assert_eq!(code(&by_id(json!(9))), Some(-32601));
+    assert_eq!(code(&by_id(json!(10))), Some(-32602));
+    assert_eq!(code(&by_id(json!(11))), Some(-32600));
+    assert!(by_id(json!(12))["result"].is_object(), "the session goes on after the errors");
+}
+
 mod http {
     use super::engine;
     use kubewhy_mcp::http::{router, HttpOptions};
@@ -318,6 +392,58 @@ mod http {
         assert_eq!(post(addr, "").await, 200);
         assert_eq!(post(addr, "").await, 200);
         assert_eq!(post(addr, "").await, 503);
+        // An escaped method name is still `initialize`.
+        let escaped = r#"{"jsonrpc":"2.0","id":1,"method":"initializ\u0065","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        assert_eq!(post_body(addr, "", escaped).await.0, 503);
+        // A stateless request (revision 2026-07-28) opens no session: it passes the cap.
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"explain","arguments":{"id_or_name":"component/etcd"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+        let (status, body) = post_body(addr, "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: explain\r\n", call).await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("component/etcd"), "{body}");
+        cancel.cancel();
+    }
+
+    /// A raw HTTP/1.1 POST to `/mcp`; returns the status and the body.
+    async fn post_body(addr: std::net::SocketAddr, headers: &str, body: &str) -> (u16, String) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let req = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n{body}",
+            body.len()
+        );
+        let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        s.write_all(req.as_bytes()).await.expect("write");
+        let mut buf = Vec::new();
+        s.read_to_end(&mut buf).await.expect("read");
+        let text = String::from_utf8_lossy(&buf).to_string();
+        let status = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+        (status, text.split_once("\r\n\r\n").map(|x| x.1.to_string()).unwrap_or_default())
+    }
+
+    /// Issue 16: JSON-RPC error codes over HTTP. Before the fix a body that is not JSON got a
+    /// plain-text 415 and bad `tools/call` params got -32601.
+    #[tokio::test]
+    async fn issue16_http_jsonrpc_errors_have_the_right_code_and_id() {
+        let (addr, cancel) = start(None).await;
+        let err = |body: &str| -> serde_json::Value { serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}")) };
+        let (status, body) = post_body(addr, "", "{not json").await;
+        assert_eq!(status, 400);
+        let v = err(&body);
+        assert_eq!(v["error"]["code"], -32700, "{v}");
+        assert!(v["id"].is_null(), "{v}");
+        let stateless = "MCP-Protocol-Version: 2026-07-28\r\n";
+        let (status, body) = post_body(addr, stateless, r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":5}"#).await;
+        assert_eq!(status, 400);
+        let v = err(&body);
+        assert_eq!((v["error"]["code"].as_i64(), v["id"].as_i64()), (Some(-32602), Some(3)), "{v}");
+        let (status, body) = post_body(addr, stateless, r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"nme":"diagnose"}}"#).await;
+        assert_eq!(status, 400);
+        let v = err(&body);
+        assert_eq!((v["error"]["code"].as_i64(), v["id"].as_str()), (Some(-32602), Some("x")), "{v}");
+        let (status, body) = post_body(addr, stateless, r#"{"jsonrpc":"1.0","id":4,"method":"ping"}"#).await;
+        assert_eq!(status, 400);
+        assert_eq!(err(&body)["error"]["code"], -32600);
+        // A good initialize still opens a session.
+        assert_eq!(post(addr, "").await, 200);
         cancel.cancel();
     }
 

@@ -149,3 +149,20 @@ fn ledger_lines_are_distinct_resolved_threads_with_a_before() {
         }
     }
 }
+
+/// Issue 16: `eval grade` on a 10 MB answer ran over 120 s; answers over 64 KiB are refused at
+/// once, naming the file, the line and the case.
+#[test]
+fn issue16_huge_answers_are_refused_at_once() {
+    let dir = std::env::temp_dir().join(format!("kubewhy-grade-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let file = dir.join("answers.jsonl");
+    let big = "The kubelet restarts the container. ".repeat(300_000);
+    let lines = format!("{}\n{}\n", serde_json::json!({"id": "api-001", "answer": "short"}), serde_json::json!({"id": "api-002", "answer": big}));
+    std::fs::write(&file, lines).expect("write");
+    let started = std::time::Instant::now();
+    let e = load_answers(&file).expect_err("refused").to_string();
+    assert!(e.contains("answers.jsonl:2:") && e.contains("api-002") && e.contains("at most 65536 bytes"), "{e}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -211,8 +211,85 @@ fn parse_json_values(path: &Path, cleaned: &str) -> Result<Vec<Value>, SnapshotE
     Ok(out)
 }
 
+/// Deepest flow nesting (`[`, `{`) accepted in a YAML snapshot file. The YAML scanner's work per
+/// token grows with the nesting, so 100,000 levels took 41.7 s before the parser's own limit of
+/// 128 was reached; a Kubernetes object nests far less than this.
+pub const MAX_YAML_DEPTH: usize = 128;
+
+/// Where `text` nests flow collections deeper than `limit`: (1-based line, 1-based column).
+/// A linear pre-scan, before the YAML parser sees the text: brackets count inside flow
+/// collections and where a flow collection can start (a value, a sequence entry, a line's first
+/// character); quoted scalars and comments are skipped.
+fn yaml_too_deep(text: &str, limit: usize) -> Option<(usize, usize)> {
+    let mut depth = 0usize;
+    let mut quote: Option<u8> = None;
+    for (n, line) in text.lines().enumerate() {
+        let b = line.as_bytes();
+        let mut value_start = quote.is_none() && depth == 0;
+        let mut prev: u8 = b' ';
+        let mut j = 0;
+        while j < b.len() {
+            let c = b[j];
+            let next = b.get(j + 1).copied().unwrap_or(b' ');
+            if let Some(q) = quote {
+                if c == q {
+                    if q == b'\'' && next == b'\'' {
+                        j += 1;
+                    } else {
+                        quote = None;
+                    }
+                } else if q == b'"' && c == b'\\' {
+                    j += 1;
+                }
+                prev = c;
+                j += 1;
+                continue;
+            }
+            if c == b' ' || c == b'\t' {
+                j += 1;
+                continue;
+            }
+            if c == b'#' && (j == 0 || b[j - 1] == b' ' || b[j - 1] == b'\t') {
+                break;
+            }
+            if depth > 0 {
+                match c {
+                    b'[' | b'{' => {
+                        depth += 1;
+                        if depth > limit {
+                            return Some((n + 1, j + 1));
+                        }
+                    }
+                    b']' | b'}' => depth -= 1,
+                    b'"' | b'\'' if matches!(prev, b' ' | b'\t' | b'[' | b'{' | b',' | b':') => quote = Some(c),
+                    _ => {}
+                }
+            } else if value_start && (c == b'[' || c == b'{') {
+                depth = 1;
+                value_start = false;
+            } else if value_start && (c == b'"' || c == b'\'') {
+                quote = Some(c);
+                value_start = false;
+            } else {
+                value_start = matches!(c, b'-' | b'?' | b':') && (next == b' ' || next == b'\t' || j + 1 == b.len());
+            }
+            prev = c;
+            j += 1;
+        }
+    }
+    None
+}
+
 fn parse_yaml(path: &Path, text: &str) -> Result<Vec<Value>, SnapshotError> {
     use serde::Deserialize;
+    if let Some((line, column)) = yaml_too_deep(text, MAX_YAML_DEPTH) {
+        return Err(SnapshotError::Syntax {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: format!("YAML nested more than {MAX_YAML_DEPTH} levels deep (a Kubernetes object nests far less): refused before parsing"),
+        });
+    }
     let mut out = Vec::new();
     for doc in serde_yaml_ng::Deserializer::from_str(text) {
         let v = Value::deserialize(doc).map_err(|e| {
@@ -305,4 +382,41 @@ fn add_object(
     snap.state
         .insert_json(rk, value)
         .map_err(|message| SnapshotError::Schema { path: path.to_path_buf(), kind: kind.to_string(), name, message })
+}
+
+#[cfg(test)]
+mod depth_tests {
+    use super::*;
+
+    #[test]
+    fn yaml_depth_prescan() {
+        assert_eq!(yaml_too_deep("a: [[[1]]]\n", 3), None);
+        assert_eq!(yaml_too_deep("a: [[[[1]]]]\n", 3), Some((1, 7)));
+        assert_eq!(yaml_too_deep("a: {b: {c: {d: 1}}}\n", 2), Some((1, 12)));
+        // Brackets in quoted scalars, comments and prose do not count.
+        assert_eq!(yaml_too_deep("a: \"[[[[[\"\nb: '{{{{' # [[[[[\nc: if [ -f x ]; [[[[[ then\n", 2), None);
+        assert_eq!(yaml_too_deep("a: [\"]]]]\", 'it''s [[[[', [1]]\n", 2), None);
+        // JSON in a .yaml file counts as flow nesting.
+        assert_eq!(yaml_too_deep("{\"a\":{\"b\":[{\"c\":\"x[\"}]}}\n", 4), None);
+        assert_eq!(yaml_too_deep("{\"a\":{\"b\":[{\"c\":{}}]}}\n", 4), Some((1, 17)));
+        // A sequence entry and a multi-line flow collection.
+        assert_eq!(yaml_too_deep("- [\n  [\n   [1]]]\n", 2), Some((3, 4)));
+    }
+
+    /// Issue 16: snapshot YAML nested 100,000 deep took 41.7 s; now refused at once, naming the file.
+    #[test]
+    fn issue16_deep_yaml_snapshot_is_refused_at_once() {
+        let dir = std::env::temp_dir().join(format!("kubewhy-deep-yaml-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let file = dir.join("pods.yaml");
+        let n = 100_000;
+        let text = format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels: {}{}\n", "{a: ".repeat(n), "}".repeat(n));
+        std::fs::write(&file, text).expect("write");
+        let started = std::time::Instant::now();
+        let e = load(&file).expect_err("refused");
+        let msg = e.to_string();
+        assert!(msg.contains("pods.yaml:5:") && msg.contains("nested more than 128"), "{msg}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
