@@ -653,13 +653,13 @@ pub fn diagnose(
     // A cause's own full template inside the hub's match (a specific x509 text inside the hub's
     // "failed calling webhook ... {detail}") is its own evidence; a partial match over the hub's
     // text, or the very same template, is not.
-    // Compared with placeholders unnamed: "lookup {service} on {server}" is the hub's "lookup
-    // {name} on {server}" under another name.
-    let template_of = |id: &str| kb.get(id).and_then(|e| e.symptom()).and_then(|d| d.text.as_deref()).map(|t| unnamed_placeholders(&signals::normalize(t)));
+    // Compared by their literal parts, whatever the placeholders are called: "lookup {service}
+    // on {server}" is the hub's "lookup {name} on {server}" under another name.
+    let template_of = |id: &str| kb.get(id).and_then(|e| e.symptom()).and_then(|d| d.text.as_deref()).map(|t| signals::literal_parts(&signals::normalize(t)));
     for (hub, causes) in &m.hub_causes {
         let Some(hub_evs) = lines.get(hub) else { continue };
         let spans: Vec<(usize, usize)> = hub_evs.iter().filter(|e| e.scorer == "message").filter_map(|e| e.span).collect();
-        let hub_templates: BTreeSet<String> = hub_evs.iter().filter(|e| e.scorer == "message").filter_map(|e| template_of(&e.symptom)).collect();
+        let hub_templates: BTreeSet<Vec<String>> = hub_evs.iter().filter(|e| e.scorer == "message").filter_map(|e| template_of(&e.symptom)).collect();
         let values: BTreeSet<(String, String)> =
             hub_evs.iter().filter(|e| e.scorer == "message" && e.span.is_none()).map(|e| (e.matched.clone(), e.value.clone())).collect();
         if spans.is_empty() && values.is_empty() {
@@ -1022,35 +1022,14 @@ fn mark_distinguishing(cands: &mut [Candidate]) -> Vec<DistinguishingCheck> {
     out
 }
 
-/// A template with every `{placeholder}` written `{}`, so that two templates that differ only
-/// in their placeholders' names compare equal.
-fn unnamed_placeholders(template: &str) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut inside = false;
-    for ch in template.chars() {
-        match ch {
-            '{' => {
-                inside = true;
-                out.push('{');
-            }
-            '}' if inside => {
-                inside = false;
-                out.push('}');
-            }
-            _ if inside => {}
-            _ => out.push(ch),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
-    use super::unnamed_placeholders;
+    use crate::signals::literal_parts;
 
+    /// The hub-message dedupe compares templates by their literal parts.
     #[test]
     fn placeholders_compare_unnamed() {
-        assert_eq!(unnamed_placeholders("lookup {service} on {server}: no such host"), unnamed_placeholders("lookup {name} on {server}: no such host"));
-        assert_ne!(unnamed_placeholders("lookup {name}.svc on {server}"), unnamed_placeholders("lookup {name} on {server}"));
+        assert_eq!(literal_parts("lookup {service} on {server}: no such host"), literal_parts("lookup {name} on {server}: no such host"));
+        assert_ne!(literal_parts("lookup {name}.svc on {server}"), literal_parts("lookup {name} on {server}"));
     }
 }
