@@ -357,7 +357,12 @@ impl InputContext {
     /// with the phrase), and whether that occurrence is negated (a negation word right before
     /// or inside it that the phrase itself does not have). `None` when the words are not there.
     pub fn phrase(&self, text: &str) -> Option<PhraseMatch> {
-        let words = phrase_words(text);
+        self.phrase_of_words(&phrase_words(text))
+    }
+
+    /// [`InputContext::phrase`] for a phrase already split by [`phrase_words`] (the matcher keeps
+    /// the words of every context cue, so they are not recomputed per input).
+    pub fn phrase_of_words(&self, words: &[String]) -> Option<PhraseMatch> {
         let content: Vec<&String> = words.iter().filter(|w| !NEGATIONS.contains(&w.as_str())).collect();
         let first = content.first()?;
         let window = 2 * content.len() + 3;

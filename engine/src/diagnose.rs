@@ -327,6 +327,8 @@ pub const BARE_STATUS: &[&str] = &["Pending", "Running", "Terminating", "NotRead
 #[derive(Debug)]
 pub struct Matcher {
     templates: Vec<Template>,
+    /// The templates' required words, to try only the templates that can match.
+    template_index: signals::TemplateIndex,
     vocab: Vocabulary,
     /// symptom id → failure modes that manifest as it.
     symptom_fms: HashMap<String, Vec<String>>,
@@ -338,12 +340,21 @@ pub struct Matcher {
     code_df: HashMap<(SignalKind, i64), usize>,
     /// failure mode → its upstream causes (causedBy and inverse leadsTo).
     pub(crate) causes: BTreeMap<String, BTreeSet<String>>,
-    /// failure mode → normalised aliases (six characters or more).
-    pub(crate) aliases: HashMap<String, Vec<String>>,
+    /// Every distinct normalised alias of the failure modes (six characters or more) in one automaton, so an input is
+    /// scanned once for all of them instead of once per alias; pattern ids index `alias_patterns`.
+    alias_automaton: Option<aho_corasick::AhoCorasick>,
+    /// Pattern id → normalised alias.
+    pub(crate) alias_patterns: Vec<String>,
+    /// Pattern id → number of failure modes that carry the alias (from `alias_df`).
+    pub(crate) alias_pattern_df: Vec<usize>,
+    /// failure mode → pattern ids of its normalised aliases (six characters or more), sorted by alias.
+    pub(crate) alias_ids: HashMap<String, Vec<usize>>,
+    /// failure mode → the content words (stemmed, stop words out) of each context cue that is
+    /// a phrase or a history, in the order of its cues (`None` for the other cue kinds); the
+    /// same words [`crate::context::phrase_words`] gives, computed once instead of per input.
+    pub(crate) cue_words: HashMap<String, Vec<Option<Vec<String>>>>,
     /// failure mode → each alias as analyzer tokens (stemmed, stop words out), for word-level matches.
     pub(crate) alias_tokens: HashMap<String, Vec<AliasTokens>>,
-    /// normalised alias → number of failure modes that carry it.
-    pub(crate) alias_df: HashMap<String, usize>,
     /// hub → its causes, most common first.
     pub(crate) hub_causes: BTreeMap<String, Vec<String>>,
     /// hub → its own checks (a cause's check that the hub also has does not tell causes apart).
@@ -388,6 +399,31 @@ impl Matcher {
             let inherited: BTreeSet<String> = hubs.iter().flat_map(|h| hub_causes.get(*h).into_iter().flatten().cloned()).collect();
             fms.retain(|f| !inherited.contains(f));
         }
+        let mut alias_patterns: Vec<String> = aliases.values().flatten().cloned().collect::<BTreeSet<String>>().into_iter().collect();
+        alias_patterns.retain(|a| !a.is_empty());
+        // Building fails only past the automaton's size limits, far above a knowledge base's
+        // aliases; then aliases fall back to one substring search each.
+        let alias_automaton = aho_corasick::AhoCorasick::new(&alias_patterns).ok();
+        let alias_df = crate::scorers::alias_df(kb);
+        let alias_pattern_df = alias_patterns.iter().map(|a| alias_df.get(a).copied().unwrap_or(1)).collect();
+        let pattern_of: HashMap<&str, usize> = alias_patterns.iter().enumerate().map(|(i, a)| (a.as_str(), i)).collect();
+        let alias_ids: HashMap<String, Vec<usize>> =
+            aliases.iter().map(|(fm, names): (&String, &Vec<String>)| (fm.clone(), names.iter().filter_map(|a| pattern_of.get(a.as_str()).copied()).collect())).collect();
+        let cue_words = kb
+            .of_kind(Kind::FailureMode)
+            .filter_map(|fm| {
+                let d = fm.failure_mode()?;
+                let words = d
+                    .context
+                    .iter()
+                    .map(|c| match &c.kind {
+                        crate::model::CueKind::Phrase { text } | crate::model::CueKind::History { text } => Some(crate::context::phrase_words(text)),
+                        _ => None,
+                    })
+                    .collect();
+                Some((fm.id.clone(), words))
+            })
+            .collect();
         let mut templates = Vec::new();
         let mut template_fms: HashMap<String, BTreeSet<String>> = HashMap::new();
         let mut reason_fms: HashMap<String, BTreeSet<String>> = HashMap::new();
@@ -423,6 +459,7 @@ impl Matcher {
             }
         }
         Matcher {
+            template_index: signals::TemplateIndex::new(&templates),
             templates,
             vocab,
             symptom_fms,
@@ -430,18 +467,40 @@ impl Matcher {
             reason_df: reason_fms.into_iter().map(|(k, v)| (k, v.len().max(1))).collect(),
             code_df: code_fms.into_iter().map(|(k, v)| (k, v.len().max(1))).collect(),
             causes: crate::graph::direct_causes(kb),
-            aliases,
+            alias_automaton,
+            alias_pattern_df,
+            alias_ids,
+            alias_patterns,
+            cue_words,
             alias_tokens,
-            alias_df: crate::scorers::alias_df(kb),
             hub_checks: hub_causes.keys().filter_map(|h| kb.get(h)).map(|h| (h.id.clone(), h.failure_mode().map(|d| d.checks.iter().cloned().collect()).unwrap_or_default())).collect(),
             hub_causes: hub_causes.clone(),
         }
     }
 
+    /// Per alias pattern id (see [`Matcher::alias_ids`]), whether the normalised alias occurs in
+    /// `normalized` (the output of [`signals::normalize`]) as a substring; one pass over the input.
+    pub(crate) fn aliases_in(&self, normalized: &str) -> Vec<bool> {
+        let mut present = vec![false; self.alias_patterns.len()];
+        match &self.alias_automaton {
+            Some(ac) => {
+                for m in ac.find_overlapping_iter(normalized) {
+                    present[m.pattern().as_usize()] = true;
+                }
+            }
+            None => {
+                for (p, a) in present.iter_mut().zip(&self.alias_patterns) {
+                    *p = normalized.contains(a.as_str());
+                }
+            }
+        }
+        present
+    }
+
     /// Extracts the signals of an input.
     pub fn extract(&self, input: &str) -> Signals {
         let normalized = signals::normalize(input);
-        signals::extract(input, &normalized, &self.vocab, &self.templates)
+        signals::extract_indexed(input, &normalized, &self.vocab, &self.templates, &self.template_index)
     }
 }
 
@@ -611,7 +670,7 @@ pub fn diagnose(
     let mut notices = Vec::new();
     // Steps 1-2: read the input and extract signals.
     let normalized = signals::normalize(input);
-    let sig = signals::extract(input, &normalized, &m.vocab, &m.templates);
+    let sig = signals::extract_indexed(input, &normalized, &m.vocab, &m.templates, &m.template_index);
 
     // Step 4 needs the version early: an option wins; else one unambiguous version in the input.
     let (version, version_source) = match opts.k8s_version {
@@ -637,7 +696,8 @@ pub fn diagnose(
         positions.entry(t).or_default().push(i);
     }
     let hits = index.search(input, Some(&[Kind::FailureMode]), 60).unwrap_or_default();
-    let input_ev = scorers::ScoringInput { kb, m, sig: &sig, normalized: &normalized, cx: &cx, positions: &positions, version, messages: &direct_msgs, bm25: &hits };
+    let aliases_present = m.aliases_in(&normalized);
+    let input_ev = scorers::ScoringInput { kb, m, sig: &sig, normalized: &normalized, cx: &cx, positions: &positions, version, messages: &direct_msgs, bm25: &hits, aliases_present: &aliases_present };
     let mut lines: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
     for fm in kb.of_kind(Kind::FailureMode) {
         let mut evs = Vec::new();
@@ -1031,5 +1091,55 @@ mod tests {
     fn placeholders_compare_unnamed() {
         assert_eq!(literal_parts("lookup {service} on {server}: no such host"), literal_parts("lookup {name} on {server}: no such host"));
         assert_ne!(literal_parts("lookup {name}.svc on {server}"), literal_parts("lookup {name} on {server}"));
+    }
+}
+
+#[cfg(test)]
+mod automata_tests {
+    //! The one-pass automata (template required words, aliases) must find exactly what trying
+    //! every template and every alias finds, on the built-in knowledge and real inputs.
+    use crate::signals;
+    use crate::Engine;
+
+    fn inputs() -> Vec<String> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut out = Vec::new();
+        for dir in ["evals/cases", "evals/realworld"] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+            for e in entries.flatten() {
+                if e.path().extension().is_some_and(|x| x == "jsonl") {
+                    for line in std::fs::read_to_string(e.path()).unwrap_or_default().lines() {
+                        let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+                        for k in ["input", "symptom"] {
+                            if let Some(s) = v.get(k).and_then(|s| s.as_str()) {
+                                out.push(s.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn automata_find_what_one_by_one_search_finds() {
+        let (engine, _) = Engine::from_sources(crate::knowledge::sources_from(kubewhy_knowledge::files())).expect("built-in knowledge loads");
+        let m = &engine.matcher;
+        let inputs = inputs();
+        assert!(inputs.len() > 500, "expected the gold and ledger inputs, found {}", inputs.len());
+        let mut templates_seen = 0;
+        for input in &inputs {
+            let normalized = signals::normalize(input);
+            let indexed = signals::extract_indexed(input, &normalized, &m.vocab, &m.templates, &m.template_index);
+            let plain = signals::extract(input, &normalized, &m.vocab, &m.templates);
+            assert_eq!(indexed.templates, plain.templates, "templates differ for input {input:?}");
+            templates_seen += plain.templates.len();
+            let present = m.aliases_in(&normalized);
+            for (id, alias) in m.alias_patterns.iter().enumerate() {
+                assert_eq!(present[id], normalized.contains(alias.as_str()), "alias {alias:?} in {input:?}");
+            }
+        }
+        assert!(templates_seen > 500, "the inputs matched only {templates_seen} templates");
     }
 }

@@ -48,6 +48,9 @@ pub struct ScoringInput<'a> {
     pub messages: &'a BTreeMap<String, (f64, Vec<Evidence>)>,
     /// BM25 hits over failure modes, best first.
     pub bm25: &'a [SearchHit],
+    /// Per alias pattern id of the matcher, whether that normalised alias occurs in the
+    /// normalised input (found once for all failure modes).
+    pub aliases_present: &'a [bool],
 }
 
 /// A direct scorer.
@@ -74,12 +77,13 @@ pub fn alias(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
         return Vec::new();
     }
     let mut best: Option<(f64, String)> = None;
-    if let Some(names) = i.m.aliases.get(&fm.id) {
-        for a in names {
-            if !i.normalized.contains(a.as_str()) {
+    if let Some(ids) = i.m.alias_ids.get(&fm.id) {
+        for &id in ids {
+            if !i.aliases_present.get(id).copied().unwrap_or(false) {
                 continue;
             }
-            let df = i.m.alias_df.get(a).copied().unwrap_or(1).max(1) as f64;
+            let a = &i.m.alias_patterns[id];
+            let df = i.m.alias_pattern_df[id].max(1) as f64;
             let one_word = !a.contains(' ');
             let mut s = 1.2 * (0.5 + 0.5 * (a.len() as f64 / 25.0).min(1.0)) / df.sqrt();
             if one_word {
@@ -139,10 +143,11 @@ fn cue_base(kind: &CueKind) -> f64 {
 pub fn context(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
     let Some(d) = fm.failure_mode() else { return Vec::new() };
     let mut out = Vec::new();
-    for cue in &d.context {
+    let words = i.m.cue_words.get(&fm.id);
+    for (n, cue) in d.context.iter().enumerate() {
         let base = cue_base(&cue.kind) * cue.weight;
         let (matched, value, score) = match &cue.kind {
-            CueKind::Phrase { text } | CueKind::History { text } => match i.cx.phrase(text) {
+            CueKind::Phrase { text } | CueKind::History { text } => match words.and_then(|w| w.get(n)).and_then(Option::as_ref).map_or_else(|| i.cx.phrase(text), |w| i.cx.phrase_of_words(w)) {
                 Some(p) if !p.negated => {
                     let kind = if matches!(cue.kind, CueKind::History { .. }) { "history" } else { "phrase" };
                     (kind, text.clone(), if p.words <= 1 { base * 0.5 } else { base })

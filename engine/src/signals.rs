@@ -135,6 +135,68 @@ pub struct Template {
     longest: String,
     /// Characters of literal text in the whole template.
     literal_len: usize,
+    /// A word every match must contain (the longest word of `longest`, trailing periods off),
+    /// so that [`TemplateIndex`] can skip the template when the word is absent; `None` when the
+    /// template has no such word.
+    needle: Option<String>,
+}
+
+/// The templates' required words in one automaton: one pass over an input tells which templates
+/// can match at all, so only those run their regular expression (about 2,000 regexes otherwise).
+#[derive(Debug, Clone)]
+pub struct TemplateIndex {
+    automaton: Option<aho_corasick::AhoCorasick>,
+    /// Automaton pattern id → indexes of the templates that require that word.
+    owners: Vec<Vec<usize>>,
+    /// Templates without a required word (always tried).
+    always: Vec<usize>,
+    len: usize,
+}
+
+impl TemplateIndex {
+    /// Indexes `templates` (the same slice must be passed to [`extract_indexed`]).
+    pub fn new(templates: &[Template]) -> TemplateIndex {
+        let mut words: Vec<String> = Vec::new();
+        let mut owners: Vec<Vec<usize>> = Vec::new();
+        let mut slot: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        let mut always = Vec::new();
+        for (i, t) in templates.iter().enumerate() {
+            match t.needle.as_deref() {
+                Some(w) => {
+                    let k = *slot.entry(w).or_insert_with(|| {
+                        words.push(w.to_string());
+                        owners.push(Vec::new());
+                        words.len() - 1
+                    });
+                    owners[k].push(i);
+                }
+                None => always.push(i),
+            }
+        }
+        // Building fails only past the automaton's size limits; then every template is tried.
+        let automaton = aho_corasick::AhoCorasick::new(&words).ok();
+        if automaton.is_none() {
+            always = (0..templates.len()).collect();
+            owners.clear();
+        }
+        TemplateIndex { automaton, owners, always, len: templates.len() }
+    }
+
+    /// Per template (by index), whether it can match `normalized` (the output of [`normalize`]).
+    pub fn candidates(&self, normalized: &str) -> Vec<bool> {
+        let mut out = vec![false; self.len];
+        for &i in &self.always {
+            out[i] = true;
+        }
+        if let Some(ac) = &self.automaton {
+            for m in ac.find_overlapping_iter(normalized) {
+                for &i in &self.owners[m.pattern().as_usize()] {
+                    out[i] = true;
+                }
+            }
+        }
+        out
+    }
 }
 
 /// How a template matched.
@@ -189,7 +251,10 @@ impl Template {
         let parts = literal_parts(&norm);
         let longest = parts.iter().map(|p| p.trim()).max_by_key(|p| p.len()).unwrap_or("").to_string();
         let literal_len = parts.iter().map(|p| p.trim().len()).sum();
-        Some(Template { symptom_id: symptom_id.to_string(), regex, longest, literal_len })
+        // Every word of a literal part is in the pattern verbatim (words are joined by `\s*`),
+        // except that the pattern's final period is optional: trailing periods are cut.
+        let needle = longest.split(' ').map(|w| w.trim_end_matches('.')).filter(|w| !w.is_empty()).max_by_key(|w| w.len()).map(str::to_string);
+        Some(Template { symptom_id: symptom_id.to_string(), regex, longest, literal_len, needle })
     }
 
     /// Matches the template against normalised text: the whole template, or (for a
@@ -407,6 +472,16 @@ fn parse_table(lines: &[&str], header_idx: usize, cols: &[&str]) -> (Vec<Vec<Str
 
 /// Extracts the signals of `input` (any text; no size limit is applied here).
 pub fn extract(input: &str, normalized: &str, vocab: &Vocabulary, templates: &[Template]) -> Signals {
+    extract_with(input, normalized, vocab, templates, None)
+}
+
+/// [`extract`] trying only the templates `index` (built from the same `templates`) says can
+/// match; the result is the same as [`extract`]'s.
+pub fn extract_indexed(input: &str, normalized: &str, vocab: &Vocabulary, templates: &[Template], index: &TemplateIndex) -> Signals {
+    extract_with(input, normalized, vocab, templates, Some(&index.candidates(normalized)))
+}
+
+fn extract_with(input: &str, normalized: &str, vocab: &Vocabulary, templates: &[Template], candidates: Option<&[bool]>) -> Signals {
     static EXIT: OnceLock<Regex> = OnceLock::new();
     static EXIT_YAML: OnceLock<Regex> = OnceLock::new();
     static REASON_LINE: OnceLock<Regex> = OnceLock::new();
@@ -608,7 +683,12 @@ pub fn extract(input: &str, normalized: &str, vocab: &Vocabulary, templates: &[T
     s.metrics = vocab.metrics.iter().filter(|m| normalized.contains(m.as_str())).cloned().collect();
 
     // Templates.
-    s.templates = templates.iter().filter_map(|t| t.find(normalized)).collect();
+    s.templates = templates
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| candidates.is_none_or(|c| c.get(*i).copied().unwrap_or(true)))
+        .filter_map(|(_, t)| t.find(normalized))
+        .collect();
     if !s.templates.is_empty() {
         let kept = normalize_keep_case(input, normalized);
         for m in &mut s.templates {
@@ -673,6 +753,34 @@ mod tests {
 
     fn tpl(t: &str) -> Template {
         Template::compile("symptom/x", t).expect("compiles")
+    }
+
+    /// The index tries a template only when its required word is in the input; the word must
+    /// survive what a full match does not require (the final period) and what a partial match
+    /// accepts (only the longest literal part), or the index would drop real matches.
+    #[test]
+    fn template_index_keeps_every_match_extract_finds() {
+        let templates = vec![
+            tpl("Pod sandbox changed, it will be killed and re-created."),
+            tpl("failed to garbage collect required amount of images. Wanted to free {n} bytes"),
+            tpl("Insufficient {resource}"),
+        ];
+        let index = TemplateIndex::new(&templates);
+        for input in [
+            "Normal  SandboxChanged  Pod sandbox changed, it will be killed and re-created",
+            "Pod sandbox changed, it will be killed and re-created.",
+            "failed to garbage collect required amount of images. Wanted to free 1000",
+            "0/3 nodes are available: 3 Insufficient cpu.",
+            "nothing to see here",
+        ] {
+            let n = normalize(input);
+            let plain = extract(input, &n, &Vocabulary::default(), &templates);
+            let indexed = extract_indexed(input, &n, &Vocabulary::default(), &templates, &index);
+            assert_eq!(indexed.templates, plain.templates, "input {input:?}");
+        }
+        let n = normalize("Pod sandbox changed, it will be killed and re-created");
+        assert!(index.candidates(&n)[0], "the template without its final period is still tried");
+        assert!(!index.candidates(&normalize("nothing to see here"))[0]);
     }
 
     #[test]
