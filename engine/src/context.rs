@@ -64,7 +64,7 @@ pub fn canonical_field(field: &str) -> String {
 /// (`securityContext.readOnlyRootFilesystem`) also its last segment when that is specific
 /// enough (ten characters or more: `readOnlyRootFilesystem` yes, `available` of
 /// `nodefs.available` no).
-fn field_spellings(field: &str) -> Vec<String> {
+pub(crate) fn field_spellings(field: &str) -> Vec<String> {
     let mut out = vec![canonical_field(field)];
     let f = field.trim().trim_start_matches('-');
     if f.contains('.') && !f.contains('/') {
@@ -329,7 +329,13 @@ impl InputContext {
     /// `Some(false)` when it gives it another value in a `key: value` / `key=value` form, `None`
     /// when it does not name it.
     pub fn setting(&self, field: &str, value: Option<&str>) -> Option<bool> {
-        let positions: Vec<usize> = field_spellings(field).iter().filter_map(|f| self.canon.get(f)).flatten().copied().collect();
+        self.setting_spelled(&field_spellings(field), value)
+    }
+
+    /// [`InputContext::setting`] for a field already turned into its spellings (the matcher
+    /// keeps those of every setting cue, so they are not recomputed per input).
+    pub(crate) fn setting_spelled(&self, spellings: &[String], value: Option<&str>) -> Option<bool> {
+        let positions: Vec<usize> = spellings.iter().filter_map(|f| self.canon.get(f)).flatten().copied().collect();
         if positions.is_empty() {
             return None;
         }

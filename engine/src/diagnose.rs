@@ -340,19 +340,23 @@ pub struct Matcher {
     code_df: HashMap<(SignalKind, i64), usize>,
     /// failure mode → its upstream causes (causedBy and inverse leadsTo).
     pub(crate) causes: BTreeMap<String, BTreeSet<String>>,
-    /// Every distinct normalised alias of the failure modes (six characters or more) in one automaton, so an input is
-    /// scanned once for all of them instead of once per alias; pattern ids index `alias_patterns`.
+    /// Every distinct normalised alias of the failure modes (six characters or more) in one
+    /// automaton, so an input is scanned once for all of them instead of once per alias;
+    /// pattern ids index `alias_patterns`.
     alias_automaton: Option<aho_corasick::AhoCorasick>,
     /// Pattern id → normalised alias.
     pub(crate) alias_patterns: Vec<String>,
-    /// Pattern id → number of failure modes that carry the alias (from `alias_df`).
+    /// Pattern id → number of failure modes that carry the alias ([`crate::scorers::alias_df`]).
     pub(crate) alias_pattern_df: Vec<usize>,
     /// failure mode → pattern ids of its normalised aliases (six characters or more), sorted by alias.
     pub(crate) alias_ids: HashMap<String, Vec<usize>>,
-    /// failure mode → the content words (stemmed, stop words out) of each context cue that is
-    /// a phrase or a history, in the order of its cues (`None` for the other cue kinds); the
-    /// same words [`crate::context::phrase_words`] gives, computed once instead of per input.
+    /// failure mode → per context cue, in the order of its cues: the content words (stemmed,
+    /// stop words out, as [`crate::context::phrase_words`] gives them) of a phrase, history or
+    /// product cue, or the field spellings of a setting cue; `None` for the other cue kinds.
+    /// Computed once instead of per input.
     pub(crate) cue_words: HashMap<String, Vec<Option<Vec<String>>>>,
+    /// failure mode → the content words of each `ruled_out_by` phrase, in order.
+    pub(crate) ruled_out_words: HashMap<String, Vec<Vec<String>>>,
     /// failure mode → each alias as analyzer tokens (stemmed, stop words out), for word-level matches.
     pub(crate) alias_tokens: HashMap<String, Vec<AliasTokens>>,
     /// hub → its causes, most common first.
@@ -399,8 +403,7 @@ impl Matcher {
             let inherited: BTreeSet<String> = hubs.iter().flat_map(|h| hub_causes.get(*h).into_iter().flatten().cloned()).collect();
             fms.retain(|f| !inherited.contains(f));
         }
-        let mut alias_patterns: Vec<String> = aliases.values().flatten().cloned().collect::<BTreeSet<String>>().into_iter().collect();
-        alias_patterns.retain(|a| !a.is_empty());
+        let alias_patterns: Vec<String> = aliases.values().flatten().cloned().collect::<BTreeSet<String>>().into_iter().collect();
         // Building fails only past the automaton's size limits, far above a knowledge base's
         // aliases; then aliases fall back to one substring search each.
         let alias_automaton = aho_corasick::AhoCorasick::new(&alias_patterns).ok();
@@ -417,12 +420,19 @@ impl Matcher {
                     .context
                     .iter()
                     .map(|c| match &c.kind {
-                        crate::model::CueKind::Phrase { text } | crate::model::CueKind::History { text } => Some(crate::context::phrase_words(text)),
+                        crate::model::CueKind::Phrase { text } | crate::model::CueKind::History { text } | crate::model::CueKind::Product { text } => {
+                            Some(crate::context::phrase_words(text))
+                        }
+                        crate::model::CueKind::Setting { field, .. } => Some(crate::context::field_spellings(field)),
                         _ => None,
                     })
                     .collect();
                 Some((fm.id.clone(), words))
             })
+            .collect();
+        let ruled_out_words = kb
+            .of_kind(Kind::FailureMode)
+            .filter_map(|fm| Some((fm.id.clone(), fm.failure_mode()?.ruled_out_by.iter().map(|p| crate::context::phrase_words(p)).collect())))
             .collect();
         let mut templates = Vec::new();
         let mut template_fms: HashMap<String, BTreeSet<String>> = HashMap::new();
@@ -472,6 +482,7 @@ impl Matcher {
             alias_ids,
             alias_patterns,
             cue_words,
+            ruled_out_words,
             alias_tokens,
             hub_checks: hub_causes.keys().filter_map(|h| kb.get(h)).map(|h| (h.id.clone(), h.failure_mode().map(|d| d.checks.iter().cloned().collect()).unwrap_or_default())).collect(),
             hub_causes: hub_causes.clone(),

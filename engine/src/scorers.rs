@@ -154,7 +154,7 @@ pub fn context(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
                 }
                 _ => continue,
             },
-            CueKind::Setting { field, value } => match i.cx.setting(field, value.as_deref()) {
+            CueKind::Setting { field, value } => match words.and_then(|w| w.get(n)).and_then(Option::as_ref).map_or_else(|| i.cx.setting(field, value.as_deref()), |s| i.cx.setting_spelled(s, value.as_deref())) {
                 Some(true) => ("setting", cue.describe().trim_start_matches("setting ").to_string(), base),
                 Some(false) => {
                     out.push(line("setting-contradicted", &fm.id, "setting", format!("{field} is not {}", value.as_deref().unwrap_or("")), -0.6 * cue.weight));
@@ -316,12 +316,13 @@ pub fn discount_unsupported_context(lines: &mut BTreeMap<String, Vec<Evidence>>)
 
 /// Whether the input names a product: its name as a phrase (not negated), or the usual names
 /// of the platform with that slug.
-fn product_named(i: &ScoringInput<'_>, text: &str) -> bool {
+/// `words`: the phrase words of `text` when the matcher has them.
+fn product_named(i: &ScoringInput<'_>, text: &str, words: Option<&Vec<String>>) -> bool {
     if crate::model::PLATFORMS.iter().any(|(slug, _)| *slug == text) {
         // A platform slug ("kind") is also an everyday word: only its usual names count.
         return i.cx.platforms.contains(text);
     }
-    i.cx.phrase(text).is_some_and(|m| !m.negated)
+    words.map_or_else(|| i.cx.phrase(text), |w| i.cx.phrase_of_words(w)).is_some_and(|m| !m.negated)
 }
 
 /// Share of its score a cause keeps when it happens only with certain products (its `product`
@@ -342,10 +343,17 @@ pub fn product_absent(i: &ScoringInput<'_>, fm: &Entity, total: f64) -> Option<E
     if i.messages.get(&fm.id).is_some_and(|(score, _)| *score > 0.0) {
         return None;
     }
-    let products: Vec<&str> = d.context.iter().filter_map(|c| if let CueKind::Product { text } = &c.kind { Some(text.as_str()) } else { None }).collect();
-    if products.is_empty() || products.iter().any(|p| product_named(i, p)) {
+    let words = i.m.cue_words.get(&fm.id);
+    let products: Vec<(&str, Option<&Vec<String>>)> = d
+        .context
+        .iter()
+        .enumerate()
+        .filter_map(|(n, c)| if let CueKind::Product { text } = &c.kind { Some((text.as_str(), words.and_then(|w| w.get(n)).and_then(Option::as_ref))) } else { None })
+        .collect();
+    if products.is_empty() || products.iter().any(|(p, w)| product_named(i, p, *w)) {
         return None;
     }
+    let products: Vec<&str> = products.into_iter().map(|(p, _)| p).collect();
     Some(line("product-absent", &fm.id, "product", products.join(", "), -(1.0 - PRODUCT_ABSENT) * total))
 }
 
@@ -356,7 +364,13 @@ pub fn ruled_out(i: &ScoringInput<'_>, fm: &Entity, total: f64) -> Option<Eviden
     if total <= 0.0 {
         return None;
     }
-    let said = d.ruled_out_by.iter().find(|p| i.cx.phrase(p).is_some_and(|m| !m.negated && m.words >= 2))?;
+    let words = i.m.ruled_out_words.get(&fm.id);
+    let said = d
+        .ruled_out_by
+        .iter()
+        .enumerate()
+        .find(|(n, p)| words.and_then(|w| w.get(*n)).map_or_else(|| i.cx.phrase(p), |w| i.cx.phrase_of_words(w)).is_some_and(|m| !m.negated && m.words >= 2))
+        .map(|(_, p)| p)?;
     Some(line("ruled-out", &fm.id, "ruled-out", said.clone(), -0.7 * total))
 }
 
