@@ -406,7 +406,7 @@ impl Matcher {
         let alias_patterns: Vec<String> = aliases.values().flatten().cloned().collect::<BTreeSet<String>>().into_iter().collect();
         // Building fails only past the automaton's size limits, far above a knowledge base's
         // aliases; then aliases fall back to one substring search each.
-        let alias_automaton = aho_corasick::AhoCorasick::new(&alias_patterns).ok();
+        let alias_automaton = crate::signals::one_pass_automaton(&alias_patterns);
         let alias_df = crate::scorers::alias_df(kb);
         let alias_pattern_df = alias_patterns.iter().map(|a| alias_df.get(a).copied().unwrap_or(1)).collect();
         let pattern_of: HashMap<&str, usize> = alias_patterns.iter().enumerate().map(|(i, a)| (a.as_str(), i)).collect();

@@ -141,6 +141,13 @@ pub struct Template {
     needle: Option<String>,
 }
 
+/// An automaton over `patterns` for one pass over an input (`None` past the automaton's size
+/// limits). A contiguous NFA: it builds in a few milliseconds at start-up, where the default
+/// choice may build a DFA that costs more to make than a one-shot `why` saves with it.
+pub(crate) fn one_pass_automaton(patterns: &[String]) -> Option<aho_corasick::AhoCorasick> {
+    aho_corasick::AhoCorasick::builder().kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA)).build(patterns).ok()
+}
+
 /// The templates' required words in one automaton: one pass over an input tells which templates
 /// can match at all, so only those run their regular expression (about 2,000 regexes otherwise).
 #[derive(Debug, Clone)]
@@ -174,7 +181,7 @@ impl TemplateIndex {
             }
         }
         // Building fails only past the automaton's size limits; then every template is tried.
-        let automaton = aho_corasick::AhoCorasick::new(&words).ok();
+        let automaton = crate::signals::one_pass_automaton(&words);
         if automaton.is_none() {
             always = (0..templates.len()).collect();
             owners.clear();
