@@ -508,6 +508,12 @@ impl Matcher {
         present
     }
 
+    /// The prepared form of each context cue of failure mode `fm` (see `cue_words`), in the
+    /// order of its cues; empty when `fm` has none.
+    pub(crate) fn cue_words_of(&self, fm: &str) -> &[Option<Vec<String>>] {
+        self.cue_words.get(fm).map_or(&[], Vec::as_slice)
+    }
+
     /// Extracts the signals of an input.
     pub fn extract(&self, input: &str) -> Signals {
         let normalized = signals::normalize(input);

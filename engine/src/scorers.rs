@@ -143,18 +143,19 @@ fn cue_base(kind: &CueKind) -> f64 {
 pub fn context(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
     let Some(d) = fm.failure_mode() else { return Vec::new() };
     let mut out = Vec::new();
-    let words = i.m.cue_words.get(&fm.id);
+    let prepared = i.m.cue_words_of(&fm.id);
     for (n, cue) in d.context.iter().enumerate() {
         let base = cue_base(&cue.kind) * cue.weight;
+        let words = prepared.get(n).and_then(Option::as_ref);
         let (matched, value, score) = match &cue.kind {
-            CueKind::Phrase { text } | CueKind::History { text } => match words.and_then(|w| w.get(n)).and_then(Option::as_ref).map_or_else(|| i.cx.phrase(text), |w| i.cx.phrase_of_words(w)) {
+            CueKind::Phrase { text } | CueKind::History { text } => match phrase_in(i, text, words) {
                 Some(p) if !p.negated => {
                     let kind = if matches!(cue.kind, CueKind::History { .. }) { "history" } else { "phrase" };
                     (kind, text.clone(), if p.words <= 1 { base * 0.5 } else { base })
                 }
                 _ => continue,
             },
-            CueKind::Setting { field, value } => match words.and_then(|w| w.get(n)).and_then(Option::as_ref).map_or_else(|| i.cx.setting(field, value.as_deref()), |s| i.cx.setting_spelled(s, value.as_deref())) {
+            CueKind::Setting { field, value } => match words.map_or_else(|| i.cx.setting(field, value.as_deref()), |s| i.cx.setting_spelled(s, value.as_deref())) {
                 Some(true) => ("setting", cue.describe().trim_start_matches("setting ").to_string(), base),
                 Some(false) => {
                     out.push(line("setting-contradicted", &fm.id, "setting", format!("{field} is not {}", value.as_deref().unwrap_or("")), -0.6 * cue.weight));
@@ -322,7 +323,16 @@ fn product_named(i: &ScoringInput<'_>, text: &str, words: Option<&Vec<String>>) 
         // A platform slug ("kind") is also an everyday word: only its usual names count.
         return i.cx.platforms.contains(text);
     }
-    words.map_or_else(|| i.cx.phrase(text), |w| i.cx.phrase_of_words(w)).is_some_and(|m| !m.negated)
+    phrase_in(i, text, words).is_some_and(|m| !m.negated)
+}
+
+/// Where the phrase `text` occurs in the input, from its words as the matcher prepared them
+/// (`words`), or split now when the matcher has none for it.
+fn phrase_in(i: &ScoringInput<'_>, text: &str, words: Option<&Vec<String>>) -> Option<crate::context::PhraseMatch> {
+    match words {
+        Some(w) => i.cx.phrase_of_words(w),
+        None => i.cx.phrase(text),
+    }
 }
 
 /// Share of its score a cause keeps when it happens only with certain products (its `product`
@@ -343,12 +353,12 @@ pub fn product_absent(i: &ScoringInput<'_>, fm: &Entity, total: f64) -> Option<E
     if i.messages.get(&fm.id).is_some_and(|(score, _)| *score > 0.0) {
         return None;
     }
-    let words = i.m.cue_words.get(&fm.id);
+    let prepared = i.m.cue_words_of(&fm.id);
     let products: Vec<(&str, Option<&Vec<String>>)> = d
         .context
         .iter()
         .enumerate()
-        .filter_map(|(n, c)| if let CueKind::Product { text } = &c.kind { Some((text.as_str(), words.and_then(|w| w.get(n)).and_then(Option::as_ref))) } else { None })
+        .filter_map(|(n, c)| if let CueKind::Product { text } = &c.kind { Some((text.as_str(), prepared.get(n).and_then(Option::as_ref))) } else { None })
         .collect();
     if products.is_empty() || products.iter().any(|(p, w)| product_named(i, p, *w)) {
         return None;
@@ -369,7 +379,7 @@ pub fn ruled_out(i: &ScoringInput<'_>, fm: &Entity, total: f64) -> Option<Eviden
         .ruled_out_by
         .iter()
         .enumerate()
-        .find(|(n, p)| words.and_then(|w| w.get(*n)).map_or_else(|| i.cx.phrase(p), |w| i.cx.phrase_of_words(w)).is_some_and(|m| !m.negated && m.words >= 2))
+        .find(|(n, p)| phrase_in(i, p, words.and_then(|w| w.get(*n))).is_some_and(|m| !m.negated && m.words >= 2))
         .map(|(_, p)| p)?;
     Some(line("ruled-out", &fm.id, "ruled-out", said.clone(), -0.7 * total))
 }
