@@ -130,7 +130,13 @@ fn shown_text(kept: Option<&str>, normalized: &str, span: (usize, usize)) -> Str
 pub struct Template {
     /// Id of the symptom the template belongs to.
     pub symptom_id: String,
-    regex: Regex,
+    /// The regular expression's source: literal words joined by `\s*`, placeholders `.+?`.
+    pattern: String,
+    /// The compiled expression, built on the first [`Template::find`] that needs it: an input
+    /// reaches only the few templates whose required word it contains, so a one-shot `why`
+    /// compiles a handful instead of about 2,000 (issue 13). `None` inside when the
+    /// expression is over the regex size limit (the template then never matches).
+    regex: std::sync::OnceLock<Option<Regex>>,
     /// The longest literal part, normalised (used for partial matches of truncated pastes).
     longest: String,
     /// Characters of literal text in the whole template.
@@ -254,21 +260,21 @@ impl Template {
         flush(&mut lit, &mut pattern);
         // A trailing period is often cut or changed: do not require it.
         let pattern = pattern.strip_suffix(r"\.").map(str::to_string).unwrap_or(pattern);
-        let regex = Regex::new(&pattern).ok()?;
         let parts = literal_parts(&norm);
         let longest = parts.iter().map(|p| p.trim()).max_by_key(|p| p.len()).unwrap_or("").to_string();
         let literal_len = parts.iter().map(|p| p.trim().len()).sum();
         // Every word of a literal part is in the pattern verbatim (words are joined by `\s*`),
         // except that the pattern's final period is optional: trailing periods are cut.
         let needle = longest.split(' ').map(|w| w.trim_end_matches('.')).filter(|w| !w.is_empty()).max_by_key(|w| w.len()).map(str::to_string);
-        Some(Template { symptom_id: symptom_id.to_string(), regex, longest, literal_len, needle })
+        Some(Template { symptom_id: symptom_id.to_string(), pattern, regex: std::sync::OnceLock::new(), longest, literal_len, needle })
     }
 
     /// Matches the template against normalised text: the whole template, or (for a
     /// truncated or partial paste) its longest literal part when that is at least 18
     /// characters long.
     pub fn find(&self, normalized: &str) -> Option<TemplateMatch> {
-        if let Some(m) = self.regex.find(normalized) {
+        let regex = self.regex.get_or_init(|| Regex::new(&self.pattern).ok()).as_ref()?;
+        if let Some(m) = regex.find(normalized) {
             return Some(TemplateMatch {
                 symptom: self.symptom_id.clone(),
                 text: m.as_str().chars().take(200).collect(),
