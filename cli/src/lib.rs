@@ -367,7 +367,29 @@ pub fn builtin_sources() -> Vec<SourceFile> {
     knowledge::sources_from(kubewhy_knowledge::files())
 }
 
+/// Environment variable naming a file of compiled knowledge (`Engine::compile` output) to use
+/// instead of the one built into the binary: for benchmarks over other graphs (issue 13) and
+/// for trying a compiled graph without rebuilding. Unset in normal use.
+pub const COMPILED_ENV: &str = "KUBEWHY_COMPILED";
+
+/// The compiled built-in knowledge: the file [`COMPILED_ENV`] names, else the bytes the build
+/// embedded (empty when the built-in knowledge had errors at build time).
+///
+/// # Errors
+/// When [`COMPILED_ENV`] names a file that cannot be read.
+pub fn compiled_builtin() -> anyhow::Result<std::borrow::Cow<'static, [u8]>> {
+    match std::env::var_os(COMPILED_ENV).filter(|v| !v.is_empty()) {
+        Some(path) => std::fs::read(&path)
+            .map(std::borrow::Cow::Owned)
+            .map_err(|e| anyhow::anyhow!("cannot read compiled knowledge {} (from {COMPILED_ENV}): {e}", std::path::Path::new(&path).display())),
+        None => Ok(std::borrow::Cow::Borrowed(kubewhy_compiled::KNOWLEDGE)),
+    }
+}
+
 /// Loads the built-in knowledge plus an optional directory on top.
+///
+/// The built-in knowledge comes compiled (parsed, validated and indexed when the binary was
+/// built); only the directory is parsed at run time. Returns the engine and the warnings.
 ///
 /// # Errors
 /// When the directory cannot be read, or the knowledge has errors (all listed).
@@ -380,17 +402,32 @@ pub fn load_engine(extra: Option<&std::path::Path>) -> anyhow::Result<(Engine, V
 /// # Errors
 /// When the directory cannot be read, or the knowledge has errors (all listed).
 pub fn load_engine_with(extra: Option<&std::path::Path>, builtin: bool) -> anyhow::Result<(Engine, Vec<Diagnostic>)> {
-    let mut files = if builtin { builtin_sources() } else { Vec::new() };
-    if let Some(dir) = extra {
-        let more = knowledge::read_dir(dir)?;
-        let prefix = dir.display().to_string();
-        if builtin {
-            files.extend(more.into_iter().map(|f| SourceFile { path: format!("{prefix}/{}", f.path), text: f.text }));
-        } else {
-            files.extend(more);
+    let more = match extra {
+        Some(dir) => {
+            let prefix = dir.display().to_string();
+            let files = knowledge::read_dir(dir)?;
+            if builtin {
+                files.into_iter().map(|f| SourceFile { path: format!("{prefix}/{}", f.path), text: f.text }).collect()
+            } else {
+                files
+            }
         }
-    }
-    match Engine::from_sources(files) {
+        None => Vec::new(),
+    };
+    let compiled = if builtin { compiled_builtin()? } else { std::borrow::Cow::Borrowed(&[][..]) };
+    let loaded = if !compiled.is_empty() {
+        if more.is_empty() {
+            Engine::from_compiled(&compiled).map(|e| (e, Vec::new()))
+        } else {
+            Engine::from_compiled_with_overlay(&compiled, more)
+        }
+    } else {
+        // No compiled knowledge (`--no-builtin`, or built-in knowledge with errors): parse.
+        let mut files = if builtin { builtin_sources() } else { Vec::new() };
+        files.extend(more);
+        Engine::from_sources(files)
+    };
+    match loaded {
         Ok(x) => Ok(x),
         Err(kubewhy_engine::EngineError::Invalid(diags)) => {
             let list: Vec<String> = diags.iter().filter(|d| d.severity == Severity::Error).map(|d| d.to_string()).collect();

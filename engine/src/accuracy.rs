@@ -58,8 +58,8 @@ fn words(s: &str) -> BTreeSet<String> {
     s.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 2).map(str::to_string).collect()
 }
 
-/// Runs every accuracy check, appending problems to `diags`.
-pub fn check(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
+/// Runs every accuracy check on the entities `include` accepts, appending problems to `diags`.
+pub fn check(kb: &KnowledgeBase, include: impl Fn(&crate::model::Entity) -> bool, diags: &mut Vec<Diagnostic>) {
     static KEP_TITLE: OnceLock<Regex> = OnceLock::new();
     static KEP_NUM: OnceLock<Regex> = OnceLock::new();
     static GATE_STAGE: OnceLock<Regex> = OnceLock::new();
@@ -76,7 +76,7 @@ pub fn check(kb: &KnowledgeBase, diags: &mut Vec<Diagnostic>) {
     static CAMEL: OnceLock<Regex> = OnceLock::new();
     let camel = re(&CAMEL, r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b");
     let backtick = re(&BACKTICK, r"`([a-z][a-z0-9_]{6,})`");
-    for e in kb.entities() {
+    for e in kb.entities().iter().filter(|e| include(e)) {
         if e.location.file.starts_with("generated/") || e.location.file.ends_with(crate::knowledge::SUPPLEMENT) {
             continue;
         }

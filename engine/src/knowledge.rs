@@ -164,6 +164,24 @@ impl KnowledgeBase {
         Some(Location { file: e.location.file.clone(), line })
     }
 
+    /// The entities, upstream facts and topics (what [`crate::compiled`] stores).
+    pub(crate) fn parts(&self) -> (&Vec<Entity>, &Upstream, &Vec<(Topic, Location)>) {
+        (&self.entities, &self.upstream, &self.topics)
+    }
+
+    /// A knowledge base from its parts, without front-matter key lines.
+    ///
+    /// # Errors
+    /// The location of the first entity of an id that occurs twice.
+    pub(crate) fn from_parts(entities: Vec<Entity>, upstream: Upstream, topics: Vec<(Topic, Location)>) -> Result<KnowledgeBase, Location> {
+        let mut kb = KnowledgeBase { entities: Vec::with_capacity(entities.len()), upstream, topics, ..KnowledgeBase::default() };
+        kb.by_id.reserve(entities.len());
+        for e in entities {
+            kb.push(e)?;
+        }
+        Ok(kb)
+    }
+
     fn push(&mut self, e: Entity) -> Result<(), Location> {
         if let Some(&i) = self.by_id.get(&e.id) {
             return Err(self.entities[i].location.clone());
@@ -288,17 +306,81 @@ pub fn load_sources(files: impl IntoIterator<Item = SourceFile>) -> (KnowledgeBa
             let _ = kb.push(e);
         }
     }
-    let t = std::time::Instant::now();
     validate(&kb, &mut diags);
     validate_topics(&kb, &mut diags);
-    if std::env::var_os("KW_PROF").is_some() { eprintln!("validate {:?}", t.elapsed()); }
-    let t = std::time::Instant::now();
-    crate::accuracy::check(&kb, &mut diags);
-    if std::env::var_os("KW_PROF").is_some() { eprintln!("accuracy {:?}", t.elapsed()); }
+    crate::accuracy::check(&kb, |_| true, &mut diags);
     diags.sort_by(|a, b| {
         (a.severity, &a.location.file, a.location.line).cmp(&(b.severity, &b.location.file, b.location.line))
     });
     (kb, diags)
+}
+
+/// Merges overlay files (a user's `--knowledge DIR`) into an already validated knowledge base
+/// (the compiled built-in knowledge, issue 13): only the overlay is parsed. The merged base
+/// is validated as a whole, as [`load_sources`] would, and the upstream-accuracy lint runs
+/// on the overlay's entities (the base passed it when it was compiled). An overlay entity
+/// whose id the base already defines is a duplicate-id error, except that a curated Metric
+/// replaces an imported one (`generated/metrics.toml`), as in [`load_sources`]; topic maps
+/// and generated files in an overlay are loaded as there.
+///
+/// Returns the merged base, the ids of the entities the overlay added (in file order) and
+/// the diagnostics, errors first, then by file and line.
+pub fn load_overlay(mut kb: KnowledgeBase, files: impl IntoIterator<Item = SourceFile>) -> (KnowledgeBase, Vec<String>, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    let mut added: Vec<String> = Vec::new();
+    let mut generated_metrics: Vec<(Entity, String)> = Vec::new();
+    for file in files {
+        if file.path.ends_with(TOPICS) {
+            load_topics(&file, &mut kb, &mut diags);
+            continue;
+        }
+        if file.path.ends_with(".toml") {
+            load_generated(&file, &mut kb, &mut generated_metrics, &mut diags);
+            continue;
+        }
+        for (entity, lines) in parse_file(&file, &mut diags) {
+            let id = entity.id.clone();
+            let replaces_import = entity.kind == Kind::Metric
+                && kb.get(&id).is_some_and(|old| old.location.file.starts_with("generated/") && !added.contains(&id));
+            if replaces_import {
+                if let Some(&i) = kb.by_id.get(&id) {
+                    kb.entities[i] = entity;
+                    kb.key_lines.insert(id.clone(), lines);
+                    added.push(id);
+                }
+                continue;
+            }
+            let loc = entity.location.clone();
+            match kb.push(entity) {
+                Ok(()) => {
+                    kb.key_lines.insert(id.clone(), lines);
+                    added.push(id);
+                }
+                Err(first) => diags.push(Diagnostic {
+                    severity: Severity::Error,
+                    location: loc,
+                    key: Some("id".into()),
+                    message: format!("duplicate id `{id}` (first defined at {first})"),
+                }),
+            }
+        }
+    }
+    for (e, _) in generated_metrics {
+        if kb.get(&e.id).is_none() {
+            let id = e.id.clone();
+            if kb.push(e).is_ok() {
+                added.push(id);
+            }
+        }
+    }
+    validate(&kb, &mut diags);
+    validate_topics(&kb, &mut diags);
+    let overlay: std::collections::HashSet<&str> = added.iter().map(String::as_str).collect();
+    crate::accuracy::check(&kb, |e| overlay.contains(e.id.as_str()), &mut diags);
+    diags.sort_by(|a, b| {
+        (a.severity, &a.location.file, a.location.line).cmp(&(b.severity, &b.location.file, b.location.line))
+    });
+    (kb, added, diags)
 }
 
 /// Splits a knowledge file into its front matter and body.

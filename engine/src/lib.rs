@@ -40,6 +40,7 @@
 pub mod accuracy;
 pub mod bounded;
 pub mod claims;
+pub mod compiled;
 pub mod context;
 pub mod diagnose;
 pub mod graph;
@@ -72,6 +73,9 @@ pub enum EngineError {
     /// The search index could not be built.
     #[error(transparent)]
     Search(#[from] search::SearchError),
+    /// The compiled knowledge could not be read.
+    #[error(transparent)]
+    Compiled(#[from] compiled::CompiledError),
 }
 
 /// The loaded knowledge with its graph, index and matchers.
@@ -82,8 +86,9 @@ pub struct Engine {
     index: SearchIndex,
     matcher: Matcher,
     /// Normalized titles and aliases (see `normalize_name`) to the ids of the entities
-    /// that carry them, symptoms, checks and fixes left out.
-    names: std::collections::HashMap<String, Vec<String>>,
+    /// that carry them, symptoms, checks and fixes left out. Built on first use (search and
+    /// explain need it, a diagnosis does not).
+    names: std::sync::OnceLock<std::collections::HashMap<String, Vec<String>>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -247,19 +252,70 @@ impl Engine {
             (index, m.join())
         });
         let matcher = matcher.unwrap_or_else(|_| Matcher::new(&kb));
-        let mut names: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
-        for e in kb.entities() {
-            if matches!(e.kind, Kind::Symptom | Kind::Check | Kind::Fix) {
-                continue;
-            }
-            for n in std::iter::once(e.title.as_str()).chain(e.aliases.iter().map(String::as_str)) {
-                let ids = names.entry(normalize_name(n)).or_default();
-                if !ids.contains(&e.id) {
-                    ids.push(e.id.clone());
+        Ok(Engine::assemble(kb, index?, matcher))
+    }
+
+    /// Loads knowledge compiled by [`compiled::compile`] (the built-in knowledge is compiled
+    /// at build time, issue 13): no file is parsed and the index is not rebuilt.
+    ///
+    /// # Errors
+    /// [`EngineError::Compiled`] when the bytes are not compiled knowledge of this build.
+    pub fn from_compiled(bytes: &[u8]) -> Result<Engine, EngineError> {
+        let (kb, index) = compiled::load(bytes)?;
+        let matcher = Matcher::new(&kb);
+        Ok(Engine::assemble(kb, index, matcher))
+    }
+
+    /// Loads compiled knowledge and merges overlay files into it (see
+    /// [`knowledge::load_overlay`]): only the overlay is parsed, and only its entities are
+    /// added to the index.
+    ///
+    /// Returns the engine and the warnings found.
+    ///
+    /// # Errors
+    /// [`EngineError::Compiled`] for bad bytes; [`EngineError::Invalid`] with every problem when
+    /// any is an error (overlay problems carry the overlay's file:line); index errors.
+    pub fn from_compiled_with_overlay(bytes: &[u8], overlay: impl IntoIterator<Item = SourceFile>) -> Result<(Engine, Vec<Diagnostic>), EngineError> {
+        let (kb, mut index) = compiled::load(bytes)?;
+        let (kb, added, diags) = knowledge::load_overlay(kb, overlay);
+        if diags.iter().any(|d| d.severity == Severity::Error) {
+            return Err(EngineError::Invalid(diags));
+        }
+        index.add(&kb, &added)?;
+        let matcher = Matcher::new(&kb);
+        Ok((Engine::assemble(kb, index, matcher), diags))
+    }
+
+    /// This engine's knowledge and index in the compiled form that [`Engine::from_compiled`]
+    /// reads (see [`compiled::compile`]).
+    ///
+    /// # Errors
+    /// [`EngineError::Compiled`] when the index files cannot be read.
+    pub fn compile(&self) -> Result<Vec<u8>, EngineError> {
+        Ok(compiled::compile(&self.kb, &self.index)?)
+    }
+
+    fn assemble(kb: KnowledgeBase, index: SearchIndex, matcher: Matcher) -> Engine {
+        Engine { kb, graph: std::sync::OnceLock::new(), index, matcher, names: std::sync::OnceLock::new() }
+    }
+
+    /// Normalized names to entity ids (see the `names` field), built on the first call.
+    fn names(&self) -> &std::collections::HashMap<String, Vec<String>> {
+        self.names.get_or_init(|| {
+            let mut names: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+            for e in self.kb.entities() {
+                if matches!(e.kind, Kind::Symptom | Kind::Check | Kind::Fix) {
+                    continue;
+                }
+                for n in std::iter::once(e.title.as_str()).chain(e.aliases.iter().map(String::as_str)) {
+                    let ids = names.entry(normalize_name(n)).or_default();
+                    if !ids.contains(&e.id) {
+                        ids.push(e.id.clone());
+                    }
                 }
             }
-        }
-        Ok(Engine { kb, graph: std::sync::OnceLock::new(), index: index?, matcher, names })
+            names
+        })
     }
 
     /// The knowledge base.
@@ -318,7 +374,7 @@ impl Engine {
             }
         }
         // An exact name that BM25 left out of the window still belongs on top.
-        for id in self.names.get(&query).into_iter().flatten() {
+        for id in self.names().get(&query).into_iter().flatten() {
             if let Some(e) = self.kb.get(id) {
                 if allowed(e) && !hits.iter().any(|h| h.id == e.id) {
                     hits.push(Hit { id: e.id.clone(), score: top * 2.0 + 1.0 });

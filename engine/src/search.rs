@@ -126,6 +126,111 @@ pub fn token_sequence(text: &str, max: usize) -> Vec<String> {
     out
 }
 
+/// The index schema: `id` and `kind` as stored strings, four analysed text fields. The text
+/// fields keep term frequencies (BM25 needs them and the field norms) but no positions: every
+/// query is a set of single terms, never a phrase, so positions would only make the index
+/// larger and slower to build and load.
+fn schema() -> Schema {
+    let mut sb = Schema::builder();
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default().set_tokenizer(ANALYZER).set_index_option(IndexRecordOption::WithFreqs),
+    );
+    sb.add_text_field("id", STRING | STORED);
+    sb.add_text_field("kind", STRING | STORED);
+    sb.add_text_field("title", text.clone());
+    sb.add_text_field("aliases", text.clone());
+    sb.add_text_field("symptoms", text.clone());
+    sb.add_text_field("body", text);
+    sb.build()
+}
+
+/// The fields of [`schema`], looked up by name (an opened index must have them all).
+struct SchemaFields {
+    id: Field,
+    kind: Field,
+    title: Field,
+    aliases: Field,
+    symptoms: Field,
+    body: Field,
+}
+
+impl SchemaFields {
+    fn of(schema: &Schema) -> Result<SchemaFields, SearchError> {
+        let f = |name: &str| schema.get_field(name).map_err(SearchError::Index);
+        Ok(SchemaFields { id: f("id")?, kind: f("kind")?, title: f("title")?, aliases: f("aliases")?, symptoms: f("symptoms")?, body: f("body")? })
+    }
+}
+
+/// The document of entity `e`. Failure modes also carry their symptoms' titles and aliases,
+/// the titles of their loops and components, and their checks' and fixes' titles and texts.
+fn document(kb: &KnowledgeBase, e: &crate::model::Entity, f: &SchemaFields) -> TantivyDocument {
+    let mut sym = String::new();
+    let mut extra = String::new();
+    match &e.data {
+        KindData::FailureMode(fm) => {
+            for s in &fm.symptoms {
+                if let Some(se) = kb.get(s) {
+                    sym.push_str(&se.title);
+                    sym.push('\n');
+                    for a in &se.aliases {
+                        sym.push_str(a);
+                        sym.push('\n');
+                    }
+                }
+            }
+            for l in fm.loops.iter().chain(&fm.components) {
+                if let Some(le) = kb.get(l) {
+                    extra.push_str(&le.title);
+                    extra.push('\n');
+                }
+            }
+            // What to look for and what to do carry the words people use when they
+            // describe what they already tried or saw.
+            for c in fm.checks.iter().chain(&fm.fixes) {
+                if let Some(ce) = kb.get(c) {
+                    extra.push_str(&ce.title);
+                    extra.push('\n');
+                    match &ce.data {
+                        KindData::Check { look_for, .. } => extra.push_str(look_for),
+                        KindData::Fix { action, .. } => extra.push_str(action),
+                        _ => {}
+                    }
+                    extra.push('\n');
+                }
+            }
+        }
+        KindData::Symptom(s) => {
+            sym.push_str(s.text.as_deref().unwrap_or(""));
+            sym.push('\n');
+            sym.push_str(s.reason.as_deref().unwrap_or(""));
+        }
+        KindData::Metric { name, bad_value, .. } => {
+            sym.push_str(name);
+            extra.push_str(bad_value.as_deref().unwrap_or(""));
+        }
+        KindData::Check { command, look_for, .. } => {
+            extra.push_str(command.as_deref().unwrap_or(""));
+            extra.push('\n');
+            extra.push_str(look_for);
+        }
+        KindData::Fix { action, command, .. } => {
+            extra.push_str(action);
+            extra.push('\n');
+            extra.push_str(command.as_deref().unwrap_or(""));
+        }
+        KindData::Myth { correction, .. } => extra.push_str(correction),
+        _ => {}
+    }
+    doc!(
+        f.id => e.id.clone(),
+        f.kind => e.kind.prefix(),
+        f.title => expand_camel_case(&e.title),
+        f.aliases => expand_camel_case(&e.aliases.join("\n")),
+        f.symptoms => expand_camel_case(&sym),
+        f.body => expand_camel_case(&format!("{}\n{extra}", e.body)),
+    )
+}
+
 impl SearchIndex {
     /// Builds the index over every entity of `kb`. Failure modes also index their symptoms'
     /// texts and reasons, and the titles of their loops and components.
@@ -133,106 +238,87 @@ impl SearchIndex {
     /// # Errors
     /// [`SearchError::Index`] if tantivy fails.
     pub fn build(kb: &KnowledgeBase) -> Result<SearchIndex, SearchError> {
-        let mut sb = Schema::builder();
-        let text = |stored: bool| {
-            let o = TextOptions::default().set_indexing_options(
-                TextFieldIndexing::default().set_tokenizer(ANALYZER).set_index_option(IndexRecordOption::WithFreqsAndPositions),
-            );
-            if stored {
-                o.set_stored()
-            } else {
-                o
-            }
-        };
-        let id = sb.add_text_field("id", STRING | STORED);
-        let kind = sb.add_text_field("kind", STRING | STORED);
-        let title = sb.add_text_field("title", text(false));
-        let aliases = sb.add_text_field("aliases", text(false));
-        let symptoms = sb.add_text_field("symptoms", text(false));
-        let body = sb.add_text_field("body", text(false));
-        let schema = sb.build();
-        let index = Index::create_in_ram(schema);
+        let index = Index::create_in_ram(schema());
         index.tokenizers().register(ANALYZER, analyzer());
+        let f = SchemaFields::of(&index.schema())?;
         let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 32_000_000)?;
         for e in kb.entities() {
-            let mut sym = String::new();
-            let mut extra = String::new();
-            match &e.data {
-                KindData::FailureMode(fm) => {
-                    for s in &fm.symptoms {
-                        if let Some(se) = kb.get(s) {
-                            sym.push_str(&se.title);
-                            sym.push('\n');
-                            for a in &se.aliases {
-                                sym.push_str(a);
-                                sym.push('\n');
-                            }
-                        }
-                    }
-                    for l in fm.loops.iter().chain(&fm.components) {
-                        if let Some(le) = kb.get(l) {
-                            extra.push_str(&le.title);
-                            extra.push('\n');
-                        }
-                    }
-                    // What to look for and what to do carry the words people use when they
-                    // describe what they already tried or saw.
-                    for c in fm.checks.iter().chain(&fm.fixes) {
-                        if let Some(ce) = kb.get(c) {
-                            extra.push_str(&ce.title);
-                            extra.push('\n');
-                            match &ce.data {
-                                KindData::Check { look_for, .. } => extra.push_str(look_for),
-                                KindData::Fix { action, .. } => extra.push_str(action),
-                                _ => {}
-                            }
-                            extra.push('\n');
-                        }
-                    }
-                }
-                KindData::Symptom(s) => {
-                    sym.push_str(s.text.as_deref().unwrap_or(""));
-                    sym.push('\n');
-                    sym.push_str(s.reason.as_deref().unwrap_or(""));
-                }
-                KindData::Metric { name, bad_value, .. } => {
-                    sym.push_str(name);
-                    extra.push_str(bad_value.as_deref().unwrap_or(""));
-                }
-                KindData::Check { command, look_for, .. } => {
-                    extra.push_str(command.as_deref().unwrap_or(""));
-                    extra.push('\n');
-                    extra.push_str(look_for);
-                }
-                KindData::Fix { action, command, .. } => {
-                    extra.push_str(action);
-                    extra.push('\n');
-                    extra.push_str(command.as_deref().unwrap_or(""));
-                }
-                KindData::Myth { correction, .. } => extra.push_str(correction),
-                _ => {}
-            }
-            writer.add_document(doc!(
-                id => e.id.clone(),
-                kind => e.kind.prefix(),
-                title => expand_camel_case(&e.title),
-                aliases => expand_camel_case(&e.aliases.join("\n")),
-                symptoms => expand_camel_case(&sym),
-                body => expand_camel_case(&format!("{}\n{extra}", e.body)),
-            ))?;
+            writer.add_document(document(kb, e, &f))?;
         }
         writer.commit()?;
+        SearchIndex::with_index(index)
+    }
+
+    /// The index's files as `(path, bytes)`, sorted by path: what [`SearchIndex::from_files`]
+    /// opens again. Used to embed an index built at compile time (issue 13).
+    ///
+    /// # Errors
+    /// [`SearchError::Index`] if tantivy cannot list or read a file.
+    pub fn files(&self) -> Result<Vec<(String, Vec<u8>)>, SearchError> {
+        use tantivy::directory::Directory;
+        let dir = self.index.directory();
+        let mut paths: BTreeSet<std::path::PathBuf> = dir.list_managed_files().into_iter().collect();
+        paths.insert(std::path::PathBuf::from("meta.json"));
+        let mut out = Vec::new();
+        for p in paths {
+            // Managed files that were deleted (a writer's lock) are listed but gone.
+            if !dir.exists(&p).map_err(tantivy::TantivyError::from)? {
+                continue;
+            }
+            let bytes = dir.atomic_read(&p).map_err(tantivy::TantivyError::from)?;
+            out.push((p.to_string_lossy().into_owned(), bytes));
+        }
+        Ok(out)
+    }
+
+    /// Opens an index from the files [`SearchIndex::files`] returned, in RAM.
+    ///
+    /// # Errors
+    /// [`SearchError::Index`] when the files are not a valid index of this schema.
+    pub fn from_files(files: &[(String, Vec<u8>)]) -> Result<SearchIndex, SearchError> {
+        use tantivy::directory::{Directory, RamDirectory};
+        let dir = RamDirectory::create();
+        for (path, bytes) in files {
+            dir.atomic_write(std::path::Path::new(path), bytes).map_err(|e| tantivy::TantivyError::from(tantivy::directory::error::OpenWriteError::wrap_io_error(e, path.into())))?;
+        }
+        let index = Index::open(dir)?;
+        index.tokenizers().register(ANALYZER, analyzer());
+        SearchIndex::with_index(index)
+    }
+
+    /// Adds the entities `ids` of `kb` (an overlay's, merged into `kb`) to the index as a new
+    /// segment; the rest of the index is untouched. BM25 statistics span every segment, so the
+    /// scores are those of an index built over the merged knowledge in one go.
+    ///
+    /// # Errors
+    /// [`SearchError::Index`] if tantivy fails.
+    pub fn add(&mut self, kb: &KnowledgeBase, ids: &[String]) -> Result<(), SearchError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let f = SchemaFields::of(&self.index.schema())?;
+        let mut writer = self.index.writer_with_num_threads::<TantivyDocument>(1, 15_000_000)?;
+        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        for id in ids {
+            if let Some(e) = kb.get(id) {
+                writer.add_document(document(kb, e, &f))?;
+            }
+        }
+        writer.commit()?;
+        drop(writer);
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    fn with_index(index: Index) -> Result<SearchIndex, SearchError> {
+        let f = SchemaFields::of(&index.schema())?;
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
         Ok(SearchIndex {
             index,
             reader,
-            id,
-            kind,
-            fields: {
-                let b: Vec<f32> = std::env::var("KW_BOOSTS").ok().map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect()).unwrap_or_default();
-                let g = |i: usize, d: f32| b.get(i).copied().unwrap_or(d);
-                vec![(title, g(0, 1.5)), (aliases, g(1, 1.5)), (symptoms, g(2, 1.0)), (body, g(3, 1.5))]
-            },
+            id: f.id,
+            kind: f.kind,
+            fields: vec![(f.title, 1.5), (f.aliases, 1.5), (f.symptoms, 1.0), (f.body, 1.5)],
         })
     }
 
@@ -281,7 +367,6 @@ impl SearchIndex {
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
         hits.truncate(limit);
-        let _ = &self.index;
         Ok(hits)
     }
 }

@@ -4,6 +4,7 @@
 mod causes;
 mod cli;
 mod cluster;
+mod compiled;
 mod diagnose;
 mod evals;
 mod hostile;

@@ -1,0 +1,32 @@
+//! Compiles the built-in knowledge (issue 13): parses and validates every file under
+//! knowledge/ with the engine's own loader, builds the full-text index, and writes the
+//! compiled form (`kubewhy_engine::compiled`) to `$OUT_DIR/knowledge.bin` for `src/lib.rs` to
+//! embed. Cargo re-runs this script whenever the engine or the knowledge crate changes (they
+//! are its build dependencies; the knowledge crate is rebuilt when any of its files changes).
+//!
+//! When the knowledge has errors the build does not fail: it writes an empty file and a cargo
+//! warning, and the binary then parses the knowledge at run time and reports the errors with
+//! their file:line, as `kubewhy lint knowledge` does.
+
+use std::io::Write;
+
+fn main() {
+    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR for build scripts")).join("knowledge.bin");
+    let files = kubewhy_engine::knowledge::sources_from(kubewhy_knowledge::files());
+    let bytes = match kubewhy_engine::Engine::from_sources(files) {
+        Ok((engine, _warnings)) => match engine.compile() {
+            Ok(b) => b,
+            Err(e) => {
+                println!("cargo:warning=the built-in knowledge could not be compiled ({e}); kubewhy will parse it at run time");
+                Vec::new()
+            }
+        },
+        Err(e) => {
+            println!("cargo:warning=the built-in knowledge is not valid ({e}); kubewhy will parse it at run time and report every error (run `kubewhy lint knowledge`)");
+            Vec::new()
+        }
+    };
+    let mut f = std::fs::File::create(&out).unwrap_or_else(|e| panic!("cannot create {}: {e}", out.display()));
+    f.write_all(&bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
+    println!("cargo:rerun-if-changed=build.rs");
+}
