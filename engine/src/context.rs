@@ -335,6 +335,9 @@ impl InputContext {
     /// [`InputContext::setting`] for a field already turned into its spellings (the matcher
     /// keeps those of every setting cue, so they are not recomputed per input).
     pub(crate) fn setting_spelled(&self, spellings: &[String], value: Option<&str>) -> Option<bool> {
+        if !spellings.iter().any(|f| self.canon.contains_key(f)) {
+            return None;
+        }
         let positions: Vec<usize> = spellings.iter().filter_map(|f| self.canon.get(f)).flatten().copied().collect();
         if positions.is_empty() {
             return None;
@@ -369,10 +372,11 @@ impl InputContext {
     /// [`InputContext::phrase`] for a phrase already split by [`phrase_words`] (the matcher keeps
     /// the words of every context cue, so they are not recomputed per input).
     pub fn phrase_of_words(&self, words: &[String]) -> Option<PhraseMatch> {
-        let content: Vec<&String> = words.iter().filter(|w| !NEGATIONS.contains(&w.as_str())).collect();
-        let first = content.first()?;
+        let is_content = |w: &&String| !NEGATIONS.contains(&w.as_str());
+        // Most phrases are not in an input: their first word tells, before anything is collected.
+        let starts = self.stems.get(words.iter().find(is_content)?.as_str())?;
+        let content: Vec<&String> = words.iter().filter(is_content).collect();
         let window = 2 * content.len() + 3;
-        let starts = self.stems.get(first.as_str())?;
         for &p in starts.iter().take(500) {
             let mut lo = p;
             let mut hi = p;

@@ -330,14 +330,22 @@ pub struct Matcher {
     /// The templates' required words, to try only the templates that can match.
     template_index: signals::TemplateIndex,
     vocab: Vocabulary,
-    /// symptom id → failure modes that manifest as it.
-    symptom_fms: HashMap<String, Vec<String>>,
-    /// normalised template → number of failure modes with a symptom of that template.
-    template_df: HashMap<String, usize>,
-    /// reason → number of failure modes with a symptom of that reason.
-    reason_df: HashMap<String, usize>,
-    /// (signal kind, code) → number of failure modes.
-    code_df: HashMap<(SignalKind, i64), usize>,
+    /// The symptoms some failure mode manifests as, in knowledge order, with what scoring one
+    /// needs (its failure modes and how many failure modes share its template, reason or code).
+    symptoms: Vec<SymptomTable>,
+    /// symptom id → its place in `symptoms` (for the templates an input matched).
+    symptom_at: HashMap<String, usize>,
+    /// reason → places in `symptoms` of the symptoms with that reason.
+    symptoms_by_reason: HashMap<String, Vec<usize>>,
+    /// (signal kind, code) → places in `symptoms` of the exit-code and HTTP-status symptoms.
+    symptoms_by_code: HashMap<(SignalKind, i64), Vec<usize>>,
+    /// Places in `symptoms` of the metric symptoms.
+    metric_symptoms: Vec<usize>,
+    /// The failure modes' ids in knowledge order: a failure mode's place here (its ordinal)
+    /// indexes the per-failure-mode tables below, so scoring one needs no lookup by id.
+    pub(crate) fm_ids: Vec<String>,
+    /// failure-mode id → ordinal.
+    fm_ordinal: HashMap<String, usize>,
     /// failure mode → its upstream causes (causedBy and inverse leadsTo).
     pub(crate) causes: BTreeMap<String, BTreeSet<String>>,
     /// Every distinct normalised alias of the failure modes (six characters or more) in one
@@ -348,33 +356,58 @@ pub struct Matcher {
     pub(crate) alias_patterns: Vec<String>,
     /// Pattern id → number of failure modes that carry the alias ([`crate::scorers::alias_df`]).
     pub(crate) alias_pattern_df: Vec<usize>,
-    /// failure mode → pattern ids of its normalised aliases (six characters or more), sorted by alias.
-    pub(crate) alias_ids: HashMap<String, Vec<usize>>,
-    /// failure mode → per context cue, in the order of its cues: the content words (stemmed,
+    /// per failure-mode ordinal: pattern ids of its normalised aliases (six characters or more), sorted by alias.
+    pub(crate) alias_ids: Vec<Vec<usize>>,
+    /// per failure-mode ordinal: per context cue, in the order of its cues: the content words (stemmed,
     /// stop words out, as [`crate::context::phrase_words`] gives them) of a phrase, history or
     /// product cue, or the field spellings of a setting cue; `None` for the other cue kinds.
     /// Computed once instead of per input.
-    pub(crate) cue_words: HashMap<String, Vec<Option<Vec<String>>>>,
-    /// failure mode → the content words of each `ruled_out_by` phrase, in order.
-    pub(crate) ruled_out_words: HashMap<String, Vec<Vec<String>>>,
-    /// failure mode → each alias as analyzer tokens (stemmed, stop words out), for word-level matches.
-    pub(crate) alias_tokens: HashMap<String, Vec<AliasTokens>>,
+    pub(crate) cue_words: Vec<Vec<Option<Vec<String>>>>,
+    /// per failure-mode ordinal: the content words of each `ruled_out_by` phrase, in order.
+    pub(crate) ruled_out_words: Vec<Vec<Vec<String>>>,
+    /// per failure-mode ordinal: each alias (of three analyzer tokens or more) with its tokens
+    /// as ids into `alias_vocab`, for word-level matches.
+    pub(crate) alias_tokens: Vec<Vec<AliasTokens>>,
+    /// analyzer token → id, over the tokens of every alias in `alias_tokens`.
+    pub(crate) alias_vocab: HashMap<String, usize>,
     /// hub → its causes, most common first.
     pub(crate) hub_causes: BTreeMap<String, Vec<String>>,
     /// hub → its own checks (a cause's check that the hub also has does not tell causes apart).
     pub(crate) hub_checks: BTreeMap<String, BTreeSet<String>>,
 }
 
-/// An alias and its analyzer tokens.
-type AliasTokens = (String, Vec<String>);
+/// An alias and its analyzer tokens (as ids into [`Matcher::alias_vocab`]).
+type AliasTokens = (String, Vec<usize>);
+
+/// What scoring needs of one symptom, computed once per knowledge base.
+#[derive(Debug)]
+struct SymptomTable {
+    /// Symptom id.
+    id: String,
+    /// The failure modes that manifest as it (hub causes that get it through their hub left out).
+    fms: Vec<String>,
+    /// How many failure modes have a symptom with its template (at least 1).
+    template_df: usize,
+    /// Literal characters of its compiled template (0 without one).
+    literal_len: usize,
+    /// How many failure modes have a symptom with its reason (at least 1).
+    reason_df: usize,
+    /// How many failure modes have a symptom with its signal kind and code (at least 1).
+    code_df: usize,
+}
 
 impl Matcher {
     /// Builds the tables from the knowledge.
     pub fn new(kb: &KnowledgeBase) -> Matcher {
         let mut symptom_fms: HashMap<String, Vec<String>> = HashMap::new();
         let mut aliases = HashMap::new();
-        let mut alias_tokens = HashMap::new();
+        let mut fm_ids = Vec::new();
+        let mut alias_tokens = Vec::new();
+        let mut alias_vocab: HashMap<String, usize> = HashMap::new();
+        let mut cue_words = Vec::new();
+        let mut ruled_out_words = Vec::new();
         for fm in kb.of_kind(Kind::FailureMode) {
+            fm_ids.push(fm.id.clone());
             if let Some(d) = fm.failure_mode() {
                 for s in &d.symptoms {
                     symptom_fms.entry(s.clone()).or_default().push(fm.id.clone());
@@ -384,14 +417,42 @@ impl Matcher {
             names.sort();
             names.dedup();
             aliases.insert(fm.id.clone(), names);
-            let toks: Vec<(String, Vec<String>)> = fm
+            let toks: Vec<AliasTokens> = fm
                 .aliases
                 .iter()
-                .map(|a| (a.clone(), crate::search::token_sequence(a, 16)))
+                .map(|a| (a, crate::search::token_sequence(a, 16)))
                 .filter(|(_, t)| t.len() >= 3)
+                .map(|(a, t)| {
+                    let ids = t
+                        .into_iter()
+                        .map(|t| {
+                            let next = alias_vocab.len();
+                            *alias_vocab.entry(t).or_insert(next)
+                        })
+                        .collect();
+                    (a.clone(), ids)
+                })
                 .collect();
-            alias_tokens.insert(fm.id.clone(), toks);
+            alias_tokens.push(toks);
+            let d = fm.failure_mode();
+            cue_words.push(
+                d.map(|d| {
+                    d.context
+                        .iter()
+                        .map(|c| match &c.kind {
+                            crate::model::CueKind::Phrase { text } | crate::model::CueKind::History { text } | crate::model::CueKind::Product { text } => {
+                                Some(crate::context::phrase_words(text))
+                            }
+                            crate::model::CueKind::Setting { field, .. } => Some(crate::context::field_spellings(field)),
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            );
+            ruled_out_words.push(d.map(|d| d.ruled_out_by.iter().map(|p| crate::context::phrase_words(p)).collect()).unwrap_or_default());
         }
+        let fm_ordinal: HashMap<String, usize> = fm_ids.iter().enumerate().map(|(n, id)| (id.clone(), n)).collect();
         // A hub's message names the hub: a cause of that hub that lists the same symptom gets it
         // through the hub (scorer `hub`), not as evidence of its own.
         let hub_causes = crate::scorers::hub_causes(kb);
@@ -410,29 +471,9 @@ impl Matcher {
         let alias_df = crate::scorers::alias_df(kb);
         let alias_pattern_df = alias_patterns.iter().map(|a| alias_df.get(a).copied().unwrap_or(1)).collect();
         let pattern_of: HashMap<&str, usize> = alias_patterns.iter().enumerate().map(|(i, a)| (a.as_str(), i)).collect();
-        let alias_ids: HashMap<String, Vec<usize>> =
-            aliases.iter().map(|(fm, names): (&String, &Vec<String>)| (fm.clone(), names.iter().filter_map(|a| pattern_of.get(a.as_str()).copied()).collect())).collect();
-        let cue_words = kb
-            .of_kind(Kind::FailureMode)
-            .filter_map(|fm| {
-                let d = fm.failure_mode()?;
-                let words = d
-                    .context
-                    .iter()
-                    .map(|c| match &c.kind {
-                        crate::model::CueKind::Phrase { text } | crate::model::CueKind::History { text } | crate::model::CueKind::Product { text } => {
-                            Some(crate::context::phrase_words(text))
-                        }
-                        crate::model::CueKind::Setting { field, .. } => Some(crate::context::field_spellings(field)),
-                        _ => None,
-                    })
-                    .collect();
-                Some((fm.id.clone(), words))
-            })
-            .collect();
-        let ruled_out_words = kb
-            .of_kind(Kind::FailureMode)
-            .filter_map(|fm| Some((fm.id.clone(), fm.failure_mode()?.ruled_out_by.iter().map(|p| crate::context::phrase_words(p)).collect())))
+        let alias_ids: Vec<Vec<usize>> = fm_ids
+            .iter()
+            .map(|fm| aliases.get(fm).map(|names: &Vec<String>| names.iter().filter_map(|a| pattern_of.get(a.as_str()).copied()).collect()).unwrap_or_default())
             .collect();
         let mut templates = Vec::new();
         let mut template_fms: HashMap<String, BTreeSet<String>> = HashMap::new();
@@ -468,14 +509,49 @@ impl Matcher {
                 vocab.metrics.insert(name.clone());
             }
         }
+        // Per symptom that some failure mode manifests as: its failure modes and shares, and
+        // where to find it by what an input shows (template, reason, code, metric).
+        let lens: HashMap<&str, usize> = templates.iter().map(|t: &Template| (t.symptom_id.as_str(), t.literal_len())).collect();
+        let mut symptoms = Vec::new();
+        let mut symptom_at = HashMap::new();
+        let mut symptoms_by_reason: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut symptoms_by_code: HashMap<(SignalKind, i64), Vec<usize>> = HashMap::new();
+        let mut metric_symptoms = Vec::new();
+        for s in kb.of_kind(Kind::Symptom) {
+            let Some(d) = s.symptom() else { continue };
+            let Some(fms) = symptom_fms.get(&s.id) else { continue };
+            let at = symptoms.len();
+            symptom_at.insert(s.id.clone(), at);
+            if let Some(r) = &d.reason {
+                symptoms_by_reason.entry(r.clone()).or_default().push(at);
+            }
+            if let (Some(c), SignalKind::ExitCode | SignalKind::HttpStatus) = (d.code, d.signal) {
+                symptoms_by_code.entry((d.signal, c)).or_default().push(at);
+            }
+            if d.signal == SignalKind::Metric {
+                metric_symptoms.push(at);
+            }
+            let df = |n: Option<&BTreeSet<String>>| n.map_or(1, |v| v.len().max(1));
+            symptoms.push(SymptomTable {
+                id: s.id.clone(),
+                fms: fms.clone(),
+                template_df: d.text.as_ref().map_or(1, |t| df(template_fms.get(&signals::normalize(t)))),
+                literal_len: lens.get(s.id.as_str()).copied().unwrap_or(0),
+                reason_df: d.reason.as_ref().map_or(1, |r| df(reason_fms.get(r))),
+                code_df: d.code.map_or(1, |c| df(code_fms.get(&(d.signal, c)))),
+            });
+        }
         Matcher {
             template_index: signals::TemplateIndex::new(&templates),
             templates,
             vocab,
-            symptom_fms,
-            template_df: template_fms.into_iter().map(|(k, v)| (k, v.len().max(1))).collect(),
-            reason_df: reason_fms.into_iter().map(|(k, v)| (k, v.len().max(1))).collect(),
-            code_df: code_fms.into_iter().map(|(k, v)| (k, v.len().max(1))).collect(),
+            symptoms,
+            symptom_at,
+            symptoms_by_reason,
+            symptoms_by_code,
+            metric_symptoms,
+            fm_ids,
+            fm_ordinal,
             causes: crate::graph::direct_causes(kb),
             alias_automaton,
             alias_pattern_df,
@@ -484,6 +560,7 @@ impl Matcher {
             cue_words,
             ruled_out_words,
             alias_tokens,
+            alias_vocab,
             hub_checks: hub_causes.keys().filter_map(|h| kb.get(h)).map(|h| (h.id.clone(), h.failure_mode().map(|d| d.checks.iter().cloned().collect()).unwrap_or_default())).collect(),
             hub_causes: hub_causes.clone(),
         }
@@ -511,7 +588,17 @@ impl Matcher {
     /// The prepared form of each context cue of failure mode `fm` (see `cue_words`), in the
     /// order of its cues; empty when `fm` has none.
     pub(crate) fn cue_words_of(&self, fm: &str) -> &[Option<Vec<String>>] {
-        self.cue_words.get(fm).map_or(&[], Vec::as_slice)
+        self.ordinal(fm).map_or(&[], |n| self.cue_words_at(n))
+    }
+
+    /// [`Matcher::cue_words_of`] by the failure mode's ordinal (its place in `fm_ids`).
+    pub(crate) fn cue_words_at(&self, n: usize) -> &[Option<Vec<String>>] {
+        self.cue_words.get(n).map_or(&[], Vec::as_slice)
+    }
+
+    /// The ordinal of failure mode `fm` (its place in `fm_ids`), if it is one.
+    pub(crate) fn ordinal(&self, fm: &str) -> Option<usize> {
+        self.fm_ordinal.get(fm).copied()
     }
 
     /// Extracts the signals of an input.
@@ -565,11 +652,22 @@ pub fn scheduler_reason_factor(normalized: &str, span: (usize, usize)) -> Option
 fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals, normalized: &str) -> BTreeMap<String, (f64, Vec<Evidence>)> {
     let mut per_fm: BTreeMap<String, (f64, Vec<Evidence>)> = BTreeMap::new();
     let by_symptom: HashMap<&str, &TemplateMatch> = sig.templates.iter().map(|t| (t.symptom.as_str(), t)).collect();
-    let lens: HashMap<&str, usize> = m.templates.iter().map(|t| (t.symptom_id.as_str(), t.literal_len())).collect();
     let reasons: BTreeSet<&str> = sig.event_reasons.iter().chain(&sig.status_reasons).map(String::as_str).collect();
-    for s in kb.of_kind(Kind::Symptom) {
+    // Only the symptoms the input can show: a template it matched, a reason, code or metric it
+    // names; taken in knowledge order.
+    let mut reached: Vec<usize> = sig.templates.iter().filter_map(|t| m.symptom_at.get(t.symptom.as_str()).copied()).collect();
+    reached.extend(reasons.iter().filter_map(|r| m.symptoms_by_reason.get(*r)).flatten());
+    reached.extend(sig.exit_codes.iter().filter_map(|&c| m.symptoms_by_code.get(&(SignalKind::ExitCode, c))).flatten());
+    reached.extend(sig.http_codes.iter().filter_map(|&c| m.symptoms_by_code.get(&(SignalKind::HttpStatus, i64::from(c)))).flatten());
+    if !sig.metrics.is_empty() {
+        reached.extend(&m.metric_symptoms);
+    }
+    reached.sort_unstable();
+    reached.dedup();
+    for table in reached.into_iter().map(|at| &m.symptoms[at]) {
+        let Some(s) = kb.get(&table.id) else { continue };
         let Some(d) = s.symptom() else { continue };
-        let Some(fms) = m.symptom_fms.get(&s.id) else { continue };
+        let fms = &table.fms;
         let w = d.weight;
         let mut best: Option<Evidence> = None;
         let mut offer = |e: Evidence| {
@@ -577,9 +675,9 @@ fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals, normalized: &st
                 best = Some(e);
             }
         };
-        if let (Some(t), Some(tm)) = (&d.text, by_symptom.get(s.id.as_str())) {
-            let df = *m.template_df.get(&signals::normalize(t)).unwrap_or(&1) as f64;
-            let spec = 0.5 + 0.5 * (lens.get(s.id.as_str()).copied().unwrap_or(0) as f64 / 40.0).min(1.0);
+        if let (Some(_), Some(tm)) = (&d.text, by_symptom.get(s.id.as_str())) {
+            let df = table.template_df as f64;
+            let spec = 0.5 + 0.5 * (table.literal_len as f64 / 40.0).min(1.0);
             let base = if tm.full { 3.0 * spec } else { 1.8 * tm.coverage };
             let share = scheduler_reason_factor(normalized, tm.span).unwrap_or(1.0);
             let mut score = base * w * share / df.sqrt();
@@ -597,7 +695,7 @@ fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals, normalized: &st
         }
         if let Some(r) = &d.reason {
             if reasons.contains(r.as_str()) {
-                let df = *m.reason_df.get(r).unwrap_or(&1) as f64;
+                let df = table.reason_df as f64;
                 let (matched, base) = if d.text.is_some() {
                     ("event-reason", 0.5)
                 } else if d.signal == SignalKind::StatusReason {
@@ -616,7 +714,7 @@ fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals, normalized: &st
                 _ => false,
             };
             if seen {
-                let df = *m.code_df.get(&(d.signal, c)).unwrap_or(&1) as f64;
+                let df = table.code_df as f64;
                 offer(Evidence { scorer: "message".into(), symptom: s.id.clone(), matched: d.signal.as_str().into(), value: c.to_string(), score: 1.5 * w / df.sqrt(), span: None });
             }
         }
@@ -652,9 +750,10 @@ fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals, normalized: &st
                 return true;
             }
             if e.matched == "event-reason" && !templated.is_empty() {
-                let reason_of_templated = kb
-                    .of_kind(Kind::Symptom)
-                    .filter(|s| templated.contains(&s.id))
+                let reason_of_templated = templated
+                    .iter()
+                    .filter_map(|id| kb.get(id))
+                    .filter(|s| s.kind == Kind::Symptom)
                     .any(|s| s.symptom().and_then(|d| d.reason.as_deref()) == Some(e.value.as_str()));
                 if reason_of_templated {
                     return false;
@@ -707,19 +806,49 @@ pub fn diagnose(
     let cx = InputContext::new(input);
     let direct_msgs = score_signals(kb, m, &sig, &normalized);
     let structured: BTreeSet<String> = direct_msgs.keys().cloned().collect();
-    let tokens = crate::search::token_sequence(input, 20_000);
-    let mut positions: HashMap<String, Vec<usize>> = HashMap::new();
-    for (i, t) in tokens.into_iter().enumerate() {
-        positions.entry(t).or_default().push(i);
-    }
+    // Positions of the input's analyzer tokens that some alias has (by alias token id).
+    let mut positions: Vec<Vec<usize>> = vec![Vec::new(); m.alias_vocab.len()];
+    crate::search::for_each_token(input, 20_000, |i, t| {
+        if let Some(&id) = m.alias_vocab.get(t) {
+            positions[id].push(i);
+        }
+    });
     let hits = index.search(input, Some(&[Kind::FailureMode]), 60).unwrap_or_default();
+    // Per failure-mode ordinal: its BM25 hit (the first, as hits are best first) and its
+    // message evidence.
+    let mut bm25_at: Vec<Option<f32>> = vec![None; m.fm_ids.len()];
+    for h in &hits {
+        if let Some(slot) = m.ordinal(&h.id).and_then(|n| bm25_at.get_mut(n)) {
+            slot.get_or_insert(h.score);
+        }
+    }
+    let mut messages_at: Vec<Option<&(f64, Vec<Evidence>)>> = vec![None; m.fm_ids.len()];
+    for (fm, msg) in &direct_msgs {
+        if let Some(slot) = m.ordinal(fm).and_then(|n| messages_at.get_mut(n)) {
+            *slot = Some(msg);
+        }
+    }
     let aliases_present = m.aliases_in(&normalized);
-    let input_ev = scorers::ScoringInput { kb, m, sig: &sig, normalized: &normalized, cx: &cx, positions: &positions, version, messages: &direct_msgs, bm25: &hits, aliases_present: &aliases_present };
+    let input_ev = scorers::ScoringInput {
+        kb,
+        m,
+        sig: &sig,
+        normalized: &normalized,
+        cx: &cx,
+        positions: &positions,
+        version,
+        messages: &direct_msgs,
+        messages_at: &messages_at,
+        bm25: &hits,
+        bm25_at: &bm25_at,
+        aliases_present: &aliases_present,
+    };
     let mut lines: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
-    for fm in kb.of_kind(Kind::FailureMode) {
+    for (n, fm) in kb.of_kind(Kind::FailureMode).enumerate() {
+        debug_assert_eq!(m.fm_ids.get(n), Some(&fm.id), "the matcher was built from another knowledge base");
         let mut evs = Vec::new();
         for (_, scorer) in scorers::DIRECT {
-            evs.extend(scorer(&input_ev, fm));
+            evs.extend(scorer(&input_ev, n, fm));
         }
         if !evs.is_empty() {
             lines.insert(fm.id.clone(), evs);

@@ -40,21 +40,26 @@ pub struct ScoringInput<'a> {
     pub normalized: &'a str,
     /// What the input says besides its messages.
     pub cx: &'a InputContext,
-    /// Positions of the input's analyzer tokens (stemmed, stop words out), for aliases in other words.
-    pub positions: &'a HashMap<String, Vec<usize>>,
+    /// Positions of the input's analyzer tokens (stemmed, stop words out) that aliases have, by
+    /// alias token id ([`Matcher::alias_vocab`]), for aliases in other words.
+    pub positions: &'a [Vec<usize>],
     /// The version in force (option or input).
     pub version: Option<Version>,
     /// Message evidence per failure mode (computed once for all symptoms).
     pub messages: &'a BTreeMap<String, (f64, Vec<Evidence>)>,
+    /// `messages` by failure-mode ordinal ([`Matcher::fm_ids`]).
+    pub messages_at: &'a [Option<&'a (f64, Vec<Evidence>)>],
     /// BM25 hits over failure modes, best first.
     pub bm25: &'a [SearchHit],
+    /// Per failure-mode ordinal, the score of its first BM25 hit.
+    pub bm25_at: &'a [Option<f32>],
     /// Per alias pattern id of the matcher, whether that normalised alias occurs in the
     /// normalised input (found once for all failure modes).
     pub aliases_present: &'a [bool],
 }
 
-/// A direct scorer.
-pub type Scorer = fn(&ScoringInput<'_>, &Entity) -> Vec<Evidence>;
+/// A direct scorer: the input, the candidate's ordinal ([`Matcher::fm_ids`]) and the candidate.
+pub type Scorer = fn(&ScoringInput<'_>, usize, &Entity) -> Vec<Evidence>;
 
 /// The direct scorers, by name, in the order their lines are shown.
 pub const DIRECT: [(&str, Scorer); 5] = [("message", message), ("alias", alias), ("context", context), ("version", version), ("relevance", relevance)];
@@ -64,20 +69,20 @@ fn line(scorer: &str, about: &str, matched: &str, value: impl Into<String>, scor
 }
 
 /// `message`: the candidate's symptoms seen in the input.
-pub fn message(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
-    i.messages.get(&fm.id).map(|(_, evs)| evs.clone()).unwrap_or_default()
+pub fn message(i: &ScoringInput<'_>, n: usize, _fm: &Entity) -> Vec<Evidence> {
+    i.message_at(n).map(|(_, evs)| evs.clone()).unwrap_or_default()
 }
 
 /// `alias`: a name people use for the candidate, verbatim in the input (weighed by length and
 /// by how many failure modes share the name; one-word names weigh less), else all its words
 /// close together. Nothing when one of the candidate's message templates matched: the machine
 /// text says more than the user's name for it.
-pub fn alias(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
-    if i.messages.get(&fm.id).is_some_and(|(_, evs)| evs.iter().any(|e| e.matched.ends_with("template"))) {
+pub fn alias(i: &ScoringInput<'_>, n: usize, fm: &Entity) -> Vec<Evidence> {
+    if i.message_at(n).is_some_and(|(_, evs)| evs.iter().any(|e| e.matched.ends_with("template"))) {
         return Vec::new();
     }
-    let mut best: Option<(f64, String)> = None;
-    if let Some(ids) = i.m.alias_ids.get(&fm.id) {
+    let mut best: Option<(f64, &str)> = None;
+    if let Some(ids) = i.m.alias_ids.get(n) {
         for &id in ids {
             if !i.aliases_present.get(id).copied().unwrap_or(false) {
                 continue;
@@ -89,8 +94,8 @@ pub fn alias(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
             if one_word {
                 s *= 0.6;
             }
-            if best.as_ref().is_none_or(|(b, _)| s > *b) {
-                best = Some((s, a.clone()));
+            if best.is_none_or(|(b, _)| s > b) {
+                best = Some((s, a.as_str()));
             }
         }
     }
@@ -98,13 +103,13 @@ pub fn alias(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
         return vec![line("alias", &fm.id, "alias", a, s)];
     }
     // In other words: every word of an alias (stemmed) within a few words of each other.
-    let Some(aliases) = i.m.alias_tokens.get(&fm.id) else { return Vec::new() };
+    let Some(aliases) = i.m.alias_tokens.get(n) else { return Vec::new() };
     let mut best: Option<(f64, &str)> = None;
     for (alias, toks) in aliases {
-        let Some(first) = i.m_positions(toks[0].as_str()) else { continue };
+        let Some(first) = i.m_positions(toks[0]) else { continue };
         let window = 3 * toks.len() + 2;
         let found = first.iter().take(500).any(|&p| {
-            toks[1..].iter().all(|t| i.m_positions(t.as_str()).is_some_and(|ps| crate::context::nearest_within(ps, p, window).is_some()))
+            toks[1..].iter().all(|&t| i.m_positions(t).is_some_and(|ps| crate::context::nearest_within(ps, p, window).is_some()))
         });
         if found {
             let s = 0.25 * (toks.len() as f64 / 4.0).min(1.0);
@@ -117,9 +122,14 @@ pub fn alias(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
 }
 
 impl ScoringInput<'_> {
-    /// Positions of an analyzer token in the input.
-    fn m_positions(&self, token: &str) -> Option<&Vec<usize>> {
-        self.positions.get(token)
+    /// Positions of an alias token (by id) in the input; `None` when it does not occur.
+    fn m_positions(&self, token: usize) -> Option<&[usize]> {
+        self.positions.get(token).map(Vec::as_slice).filter(|ps| !ps.is_empty())
+    }
+
+    /// The message evidence of the failure mode with ordinal `n`.
+    fn message_at(&self, n: usize) -> Option<&(f64, Vec<Evidence>)> {
+        self.messages_at.get(n).copied().flatten()
     }
 }
 
@@ -140,10 +150,10 @@ fn cue_base(kind: &CueKind) -> f64 {
 /// ("the secret does not exist" for "secret exists") does not count; a one-word phrase counts
 /// half; a setting the input gives another value (`imagePullPolicy: Always` for a cue on
 /// `IfNotPresent`) counts against the candidate (`setting-contradicted`).
-pub fn context(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
+pub fn context(i: &ScoringInput<'_>, n: usize, fm: &Entity) -> Vec<Evidence> {
     let Some(d) = fm.failure_mode() else { return Vec::new() };
     let mut out = Vec::new();
-    let prepared = i.m.cue_words_of(&fm.id);
+    let prepared = i.m.cue_words_at(n);
     for (n, cue) in d.context.iter().enumerate() {
         let base = cue_base(&cue.kind) * cue.weight;
         let words = prepared.get(n).and_then(Option::as_ref);
@@ -199,7 +209,7 @@ pub fn context(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
 
 /// `version`: the input's version lies in the candidate's bounded range (a behaviour of some
 /// releases only). Unbounded candidates get nothing; out-of-range ones are left out later.
-pub fn version(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
+pub fn version(i: &ScoringInput<'_>, n: usize, fm: &Entity) -> Vec<Evidence> {
     let Some(v) = i.version else { return Vec::new() };
     if (fm.applies.since.is_none() && fm.applies.until.is_none()) || !fm.applies.contains(v) {
         return Vec::new();
@@ -207,7 +217,7 @@ pub fn version(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
     // Only a candidate something else in the input already points to (one of its messages, or
     // one of its context cues matched): a version alone picks nothing, and neither does a cue
     // list that matched nothing.
-    if !i.messages.contains_key(&fm.id) && !context(i, fm).iter().any(|e| e.score > 0.0) {
+    if i.message_at(n).is_none() && !context(i, n, fm).iter().any(|e| e.score > 0.0) {
         return Vec::new();
     }
     vec![line("version", &fm.id, "version", format!("{v} in {}", fm.applies.describe()), 0.3)]
@@ -215,16 +225,17 @@ pub fn version(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
 
 /// `relevance`: BM25 text relevance over titles, aliases, symptom texts and bodies,
 /// normalised to the best hit (at most 1.0).
-pub fn relevance(i: &ScoringInput<'_>, fm: &Entity) -> Vec<Evidence> {
+pub fn relevance(i: &ScoringInput<'_>, n: usize, fm: &Entity) -> Vec<Evidence> {
     let max = i.bm25.first().map(|h| h.score).unwrap_or(0.0);
     if max <= 0.0 {
         return Vec::new();
     }
     let factor = 1.0;
-    i.bm25
-        .iter()
-        .find(|h| h.id == fm.id)
-        .map(|h| vec![line("relevance", &fm.id, "bm25", format!("{:.2}", h.score / max), factor * f64::from(h.score / max))])
+    i.bm25_at
+        .get(n)
+        .copied()
+        .flatten()
+        .map(|score| vec![line("relevance", &fm.id, "bm25", format!("{:.2}", score / max), factor * f64::from(score / max))])
         .unwrap_or_default()
 }
 
@@ -374,7 +385,7 @@ pub fn ruled_out(i: &ScoringInput<'_>, fm: &Entity, total: f64) -> Option<Eviden
     if total <= 0.0 {
         return None;
     }
-    let words = i.m.ruled_out_words.get(&fm.id);
+    let words = i.m.ordinal(&fm.id).and_then(|n| i.m.ruled_out_words.get(n));
     let said = d
         .ruled_out_by
         .iter()

@@ -96,33 +96,51 @@ pub fn expand_camel_case(text: &str) -> String {
     }
 }
 
+thread_local! {
+    /// The query-side analyzer, built once per thread: building one makes a fresh stop-word set
+    /// and stemmer, which cost more than analysing a short text.
+    static QUERY_ANALYZER: std::cell::RefCell<TextAnalyzer> = std::cell::RefCell::new(analyzer());
+}
+
+/// Runs `f` on each analyzer token of `text` in order (repeats kept) with its position, at most `max`.
+pub fn for_each_token(text: &str, max: usize, mut f: impl FnMut(usize, &str)) {
+    QUERY_ANALYZER.with(|a| {
+        let mut a = a.borrow_mut();
+        let mut stream = a.token_stream(text);
+        let mut n = 0;
+        while stream.advance() && n < max {
+            f(n, &stream.token().text);
+            n += 1;
+        }
+    });
+}
+
 /// The analyzer's tokens of `text` (after CamelCase expansion), distinct, in first-seen order, at most `max`.
 pub fn tokens(text: &str, max: usize) -> Vec<String> {
     let expanded = expand_camel_case(text);
-    let mut a = analyzer();
-    let mut stream = a.token_stream(&expanded);
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
-    while stream.advance() {
-        let t = stream.token().text.clone();
-        if t.len() > 1 && seen.insert(t.clone()) {
-            out.push(t);
-            if out.len() >= max {
-                break;
+    QUERY_ANALYZER.with(|a| {
+        let mut a = a.borrow_mut();
+        let mut stream = a.token_stream(&expanded);
+        while stream.advance() {
+            let t = &stream.token().text;
+            if t.len() > 1 && !seen.contains(t.as_str()) {
+                seen.insert(t.clone());
+                out.push(t.clone());
+                if out.len() >= max {
+                    break;
+                }
             }
         }
-    }
+    });
     out
 }
 
 /// The analyzer's tokens of `text` in order, repeats kept, at most `max`.
 pub fn token_sequence(text: &str, max: usize) -> Vec<String> {
-    let mut a = analyzer();
-    let mut stream = a.token_stream(text);
     let mut out = Vec::new();
-    while stream.advance() && out.len() < max {
-        out.push(stream.token().text.clone());
-    }
+    for_each_token(text, max, |_, t| out.push(t.to_string()));
     out
 }
 

@@ -416,6 +416,27 @@ pub struct Vocabulary {
     pub status_reasons: BTreeSet<String>,
     /// Metric names of Metric entities.
     pub metrics: BTreeSet<String>,
+    /// `metrics` in one automaton, so an input is scanned once for all of them; built on the
+    /// first extraction (`metrics` is complete by then) and `None` inside when it cannot be built.
+    metrics_automaton: OnceLock<Option<aho_corasick::AhoCorasick>>,
+}
+
+impl Vocabulary {
+    /// The metric names found in `normalized` as substrings, in name order.
+    fn metrics_in(&self, normalized: &str) -> Vec<String> {
+        let automaton = self.metrics_automaton.get_or_init(|| {
+            let names: Vec<String> = self.metrics.iter().cloned().collect();
+            one_pass_automaton(&names)
+        });
+        let Some(ac) = automaton.as_ref().filter(|ac| ac.patterns_len() == self.metrics.len()) else {
+            return self.metrics.iter().filter(|m| normalized.contains(m.as_str())).cloned().collect();
+        };
+        let mut present = vec![false; self.metrics.len()];
+        for m in ac.find_overlapping_iter(normalized) {
+            present[m.pattern().as_usize()] = true;
+        }
+        self.metrics.iter().zip(present).filter(|(m, found)| *found || m.is_empty()).map(|(m, _)| m.clone()).collect()
+    }
 }
 
 /// Which table a line is the header of, if any.
@@ -693,7 +714,7 @@ fn extract_with(input: &str, normalized: &str, vocab: &Vocabulary, templates: &[
     s.versions = versions.into_iter().map(|m| format!("1.{m}")).collect();
 
     // Metric names known to the graph.
-    s.metrics = vocab.metrics.iter().filter(|m| normalized.contains(m.as_str())).cloned().collect();
+    s.metrics = vocab.metrics_in(normalized);
 
     // Templates.
     s.templates = templates
