@@ -1,18 +1,43 @@
-//! Benchmark of `kubewhy why`: prints figures, asserts nothing.
+//! Benchmark of `kubewhy why` (issue 13): prints figures, asserts nothing.
 //!
-//! Run: `cargo bench -p kubewhy --bench why` (it builds the release binary first when needed).
-//! Prints: entities loaded and engine build time; warm diagnosis latency p50/p99 over a set of
-//! real inputs; cold `kubewhy why` end to end (process start to exit) p50 over 10 runs of the
-//! release binary; peak RSS of one cold run (from /usr/bin/time when present) and of this process.
+//! Run: `cargo bench -p kubewhy --bench why` (cargo builds the release binary with it; set
+//! `KUBEWHY_BIN` to time another binary, `KUBEWHY_BENCH_RUNS` for the number of cold runs,
+//! default 10). One run prints, for the real graph (1x) and for a synthetic graph three times
+//! its size generated from the real entities (3x, `kubewhy_engine::synthetic::triple`):
+//! - engine build time in process (parse + validate + index + matchers; the RDF graph is lazy);
+//! - warm diagnosis latency in process, p50 and p99 over every run of a set of real inputs;
+//! - cold `kubewhy why` end to end (process start to exit), p50 over N runs: 1x from the
+//!   embedded knowledge, 1x and 3x from a knowledge directory (`--no-builtin --knowledge DIR`,
+//!   the parsed path), and 3x from a compiled file when the build has one;
+//! - `rg -i "Insufficient cpu" knowledge` p50 over the same N runs, interleaved with the cold
+//!   runs, and the ratio (skipped, not failed, when rg is missing);
+//! - peak RSS of one cold run (`/usr/bin/time -f %M`, when present);
+//! - the growth ratios 3x / 1x, and one "target met / not met" line per target.
 
 use kubewhy_engine::diagnose::DiagnoseOptions;
-use std::path::PathBuf;
-use std::process::Command;
+use kubewhy_engine::knowledge::SourceFile;
+use kubewhy_engine::Engine;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// The one-shot message of issue 13.
+const MESSAGE: &str = "0/3 nodes are available: 3 Insufficient cpu.";
+
+/// Targets of issue 13.
+const TARGET_COLD_VS_RG: f64 = 3.0;
+const TARGET_GROWTH: f64 = 1.5;
+const TARGET_WARM_P50_MS: f64 = 1.0;
+const TARGET_WARM_P99_MS: f64 = 5.0;
+const TARGET_RSS_MB: f64 = 50.0;
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 fn inputs() -> Vec<String> {
@@ -23,7 +48,7 @@ fn inputs() -> Vec<String> {
         .collect();
     v.extend(
         [
-            "0/3 nodes are available: 3 Insufficient cpu.",
+            MESSAGE,
             "Liveness probe failed: HTTP probe failed with statuscode: 404",
             "etcdserver: mvcc: database space exceeded",
             r#"Internal error occurred: failed calling webhook "policy.example.com": context deadline exceeded"#,
@@ -42,18 +67,36 @@ fn vm_hwm_kib() -> Option<u64> {
     s.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn main() {
-    let t = Instant::now();
-    let (engine, _) = kubewhy_cli::load_engine(None).expect("built-in knowledge loads");
-    let load = t.elapsed();
-    let stats = engine.stats();
-    println!("entities loaded: {} ({} failure modes, {} triples)", stats.entities, stats.by_kind["failure-mode"], stats.triples);
-    println!("engine build (parse + validate + graph + index), in process: {:.1} ms", load.as_secs_f64() * 1e3);
+/// In-process figures of one graph.
+struct Warm {
+    build: Duration,
+    entities: usize,
+    failure_modes: usize,
+    templates: usize,
+    p50: Duration,
+    p99: Duration,
+    runs: usize,
+}
 
-    let inputs = inputs();
+/// Builds an engine from `files` (timed: the median of three builds) and times warm diagnoses.
+fn warm(files: &[SourceFile], inputs: &[String]) -> Warm {
+    let mut builds = Vec::new();
+    let mut engine = None;
+    for _ in 0..3 {
+        let files = files.to_vec();
+        let t = Instant::now();
+        let (e, _) = Engine::from_sources(files).expect("knowledge loads");
+        builds.push(t.elapsed());
+        engine = Some(e);
+    }
+    builds.sort();
+    let engine = engine.expect("built");
+    let kb = engine.knowledge();
+    let failure_modes = kb.of_kind(kubewhy_engine::model::Kind::FailureMode).count();
+    let templates = kb.entities().iter().filter(|e| e.symptom().is_some_and(|s| s.text.is_some())).count();
     let mut times = Vec::new();
     for _ in 0..30 {
-        for i in &inputs {
+        for i in inputs {
             let t = Instant::now();
             let d = engine.diagnose(i, DiagnoseOptions::default()).expect("diagnosis");
             std::hint::black_box(d);
@@ -61,47 +104,265 @@ fn main() {
         }
     }
     times.sort();
+    Warm {
+        build: percentile(&builds, 0.5),
+        entities: kb.len(),
+        failure_modes,
+        templates,
+        p50: percentile(&times, 0.5),
+        p99: percentile(&times, 0.99),
+        runs: times.len(),
+    }
+}
+
+/// Cold figures of one way of running the binary.
+struct Cold {
+    p50: Duration,
+    max: Duration,
+    runs: usize,
+    /// Peak RSS of one run, KiB (None without /usr/bin/time).
+    rss_kib: Option<u64>,
+}
+
+/// Runs `make()` once and returns its wall time; panics when it fails (a broken setup, not a figure).
+fn time_once(mut cmd: Command) -> Duration {
+    cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+    let t = Instant::now();
+    let out = cmd.output().expect("runs");
+    let d = t.elapsed();
+    assert!(out.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    d
+}
+
+/// Peak RSS in KiB of one run of `cmd` under `/usr/bin/time -f %M`, when that tool is present.
+fn peak_rss_kib(cmd: &Command) -> Option<u64> {
+    if !Path::new("/usr/bin/time").exists() {
+        return None;
+    }
+    let mut timed = Command::new("/usr/bin/time");
+    timed.args(["-f", "%M"]).arg(cmd.get_program()).args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => timed.env(k, v),
+            None => timed.env_remove(k),
+        };
+    }
+    if let Some(d) = cmd.get_current_dir() {
+        timed.current_dir(d);
+    }
+    let out = timed.stdout(Stdio::null()).output().ok()?;
+    String::from_utf8_lossy(&out.stderr).lines().last()?.trim().parse().ok()
+}
+
+/// `runs` cold runs of `make()` (p50 and max), then the peak RSS of one more.
+fn cold(make: impl Fn() -> Command, runs: usize) -> Cold {
+    let mut t: Vec<Duration> = (0..runs).map(|_| time_once(make())).collect();
+    t.sort();
+    Cold { p50: percentile(&t, 0.5), max: *t.last().expect("runs > 0"), runs, rss_kib: peak_rss_kib(&make()) }
+}
+
+/// A directory under the system temp dir, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let p = std::env::temp_dir().join(format!("kubewhy-bench-{tag}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&p).expect("temp dir");
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes knowledge files (paths relative to the knowledge root) under `dir`.
+fn write_files(dir: &Path, files: &[SourceFile]) {
+    for f in files {
+        let p = dir.join(&f.path);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("create dir");
+        }
+        std::fs::write(&p, &f.text).expect("write knowledge file");
+    }
+}
+
+/// Cold `kubewhy why` over the tripled graph through the compiled path (the lead's seam).
+///
+/// Not available in this build: returns None, and the report says so. To complete it:
+/// `let (kb, _) = kubewhy_engine::knowledge::load_sources(tripled.to_vec());`
+/// `let bytes = kubewhy_engine::compiled::compile(&kb).expect("compiles");`
+/// write `bytes` to `dir.join("knowledge.bin")`, then return
+/// `Some(cold(|| { let mut c = Command::new(bin); c.env("KUBEWHY_COMPILED", &file).args(["why", MESSAGE]); c }, runs))`
+/// (the binary then reads that compiled file instead of its embedded one).
+fn cold_compiled_tripled(bin: &Path, tripled: &[SourceFile], dir: &Path, runs: usize) -> Option<Cold> {
+    let _ = (bin, tripled, dir, runs);
+    None
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met {
+        "target met"
+    } else {
+        "target NOT met"
+    }
+}
+
+fn print_warm(label: &str, w: &Warm) {
     println!(
-        "warm diagnosis over {} runs of {} inputs: p50 {:.2} ms, p99 {:.2} ms",
-        times.len(),
-        inputs.len(),
-        percentile(&times, 0.5).as_secs_f64() * 1e3,
-        percentile(&times, 0.99).as_secs_f64() * 1e3
+        "{label}: {} entities ({} failure modes, {} symptom templates); engine build {:.1} ms (median of 3); warm diagnosis over {} runs: p50 {:.3} ms, p99 {:.3} ms",
+        w.entities,
+        w.failure_modes,
+        w.templates,
+        ms(w.build),
+        w.runs,
+        ms(w.p50),
+        ms(w.p99)
+    );
+}
+
+fn print_cold(label: &str, c: &Cold) {
+    let rss = c.rss_kib.map(|k| format!("{:.1} MiB ({:.1} MB)", k as f64 / 1024.0, k as f64 * 1024.0 / 1e6)).unwrap_or_else(|| "n/a (no /usr/bin/time)".into());
+    println!("{label}: p50 {:.1} ms, max {:.1} ms over {} runs; peak RSS {rss}", ms(c.p50), ms(c.max), c.runs);
+}
+
+fn main() {
+    let runs: usize = std::env::var("KUBEWHY_BENCH_RUNS").ok().and_then(|s| s.parse().ok()).filter(|&n| n > 0).unwrap_or(10);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().expect("workspace root");
+    let inputs = inputs();
+
+    // In process.
+    let files = kubewhy_cli::builtin_sources();
+    let t = Instant::now();
+    let tripled = kubewhy_engine::synthetic::triple(&files);
+    let gen = t.elapsed();
+    let w1 = warm(&files, &inputs);
+    let w3 = warm(&tripled, &inputs);
+    println!("== in process ({} inputs)", inputs.len());
+    print_warm("1x", &w1);
+    print_warm("3x", &w3);
+    println!(
+        "3x generated from the real entities in {:.1} ms ({} files -> {}); growth 3x/1x: entities x{:.2}, failure modes x{:.2}, build x{:.2}, warm p50 x{:.2}, warm p99 x{:.2}",
+        ms(gen),
+        files.len(),
+        tripled.len(),
+        w3.entities as f64 / w1.entities as f64,
+        w3.failure_modes as f64 / w1.failure_modes as f64,
+        w3.build.as_secs_f64() / w1.build.as_secs_f64(),
+        w3.p50.as_secs_f64() / w1.p50.as_secs_f64(),
+        w3.p99.as_secs_f64() / w1.p99.as_secs_f64()
     );
     if let Some(k) = vm_hwm_kib() {
         println!("peak RSS of this benchmark process: {:.1} MiB", k as f64 / 1024.0);
     }
 
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let bin = std::env::var_os("KUBEWHY_BIN").map(PathBuf::from).unwrap_or_else(|| root.join("target/release/kubewhy"));
+    // Cold, end to end.
+    let bin = std::env::var_os("KUBEWHY_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kubewhy")));
     if !bin.exists() {
         let ok = Command::new(env!("CARGO")).args(["build", "--release", "-p", "kubewhy"]).current_dir(&root).status().map(|s| s.success()).unwrap_or(false);
         if !ok || !bin.exists() {
-            println!("cold run skipped: no release binary at {}", bin.display());
+            println!("cold runs skipped: no release binary at {}", bin.display());
             return;
         }
     }
-    let mut cold = Vec::new();
-    for _ in 0..10 {
-        let t = Instant::now();
-        let out = Command::new(&bin).args(["why", "0/3 nodes are available: 3 Insufficient cpu."]).output().expect("runs");
-        cold.push(t.elapsed());
-        assert!(out.status.success());
-    }
-    cold.sort();
-    println!(
-        "cold `kubewhy why` end to end ({}): p50 {:.1} ms, max {:.1} ms over {} runs",
-        bin.display(),
-        percentile(&cold, 0.5).as_secs_f64() * 1e3,
-        cold.last().map(|d| d.as_secs_f64() * 1e3).unwrap_or(0.0),
-        cold.len()
-    );
-    if std::path::Path::new("/usr/bin/time").exists() {
-        if let Ok(out) = Command::new("/usr/bin/time").args(["-f", "%M"]).arg(&bin).args(["why", "0/3 nodes are available: 3 Insufficient cpu."]).output() {
-            let err = String::from_utf8_lossy(&out.stderr);
-            if let Some(k) = err.lines().last().and_then(|l| l.trim().parse::<f64>().ok()) {
-                println!("peak RSS of one cold `kubewhy why`: {:.1} MiB", k / 1024.0);
-            }
+    println!("== cold, process start to exit ({}; {runs} runs each)", bin.display());
+    let why = || {
+        let mut c = Command::new(&bin);
+        c.args(["why", MESSAGE]).current_dir(&root);
+        c
+    };
+    let rg = || {
+        let mut c = Command::new("rg");
+        c.args(["-i", "Insufficient cpu", "knowledge"]).current_dir(&root);
+        c
+    };
+    let rg_present = rg().stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok();
+    // Side by side: one why then one rg, `runs` times, so both see the same machine.
+    let (mut why_t, mut rg_t) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        why_t.push(time_once(why()));
+        if rg_present {
+            rg_t.push(time_once(rg()));
         }
+    }
+    why_t.sort();
+    rg_t.sort();
+    let c1 = Cold { p50: percentile(&why_t, 0.5), max: *why_t.last().expect("runs > 0"), runs, rss_kib: peak_rss_kib(&why()) };
+    print_cold("1x `kubewhy why` (embedded knowledge)", &c1);
+    let rg_p50 = if rg_present {
+        let p = percentile(&rg_t, 0.5);
+        println!("`rg -i \"Insufficient cpu\" knowledge`: p50 {:.1} ms, max {:.1} ms over {runs} runs", ms(p), ms(*rg_t.last().expect("runs > 0")));
+        println!("ratio cold why / rg: {:.1}x", c1.p50.as_secs_f64() / p.as_secs_f64());
+        Some(p)
+    } else {
+        println!("rg: not found on PATH; the why / rg ratio is skipped");
+        None
+    };
+
+    let real_dir = root.join("knowledge");
+    let parsed = |dir: PathBuf| {
+        let bin = bin.clone();
+        move || {
+            let mut c = Command::new(&bin);
+            c.args(["why", MESSAGE, "--no-builtin", "--knowledge"]).arg(&dir);
+            c
+        }
+    };
+    let p1 = cold(parsed(real_dir), runs);
+    print_cold("1x `kubewhy why --no-builtin --knowledge knowledge` (parsed path)", &p1);
+    let tmp = TempDir::new("3x");
+    let kdir = tmp.0.join("knowledge");
+    write_files(&kdir, &tripled);
+    let p3 = cold(parsed(kdir.clone()), runs);
+    print_cold("3x `kubewhy why --no-builtin --knowledge <tripled>` (parsed path)", &p3);
+    if rg_present {
+        let mut r3: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let mut c = Command::new("rg");
+                c.args(["-i", "Insufficient cpu"]).arg(&kdir);
+                time_once(c)
+            })
+            .collect();
+        r3.sort();
+        println!("3x `rg -i \"Insufficient cpu\" <tripled>`: p50 {:.1} ms", ms(percentile(&r3, 0.5)));
+    }
+    let c3 = cold_compiled_tripled(&bin, &tripled, &tmp.0, runs);
+    match &c3 {
+        Some(c) => print_cold("3x `kubewhy why` (compiled, KUBEWHY_COMPILED)", c),
+        None => println!("compiled 3x: not available in this build"),
+    }
+    let growth_parsed = p3.p50.as_secs_f64() / p1.p50.as_secs_f64();
+    println!("growth of cold why 3x/1x, parsed path: x{growth_parsed:.2}");
+    let growth_compiled = c3.as_ref().map(|c| c.p50.as_secs_f64() / c1.p50.as_secs_f64());
+    if let Some(g) = growth_compiled {
+        println!("growth of cold why 3x/1x, compiled path (3x compiled / 1x embedded): x{g:.2}");
+    }
+
+    println!("== targets (issue 13)");
+    match rg_p50 {
+        Some(p) => {
+            let r = c1.p50.as_secs_f64() / p.as_secs_f64();
+            println!("cold why <= {TARGET_COLD_VS_RG}x rg: {r:.1}x: {}", verdict(r <= TARGET_COLD_VS_RG));
+        }
+        None => println!("cold why <= {TARGET_COLD_VS_RG}x rg: not measured (rg missing)"),
+    }
+    match growth_compiled {
+        Some(g) => println!("cold growth <= {TARGET_GROWTH}x when the graph triples (compiled): x{g:.2}: {}", verdict(g <= TARGET_GROWTH)),
+        None => println!("cold growth <= {TARGET_GROWTH}x when the graph triples (compiled): not measured (compiled 3x not available in this build)"),
+    }
+    println!("cold growth <= {TARGET_GROWTH}x when the graph triples (parsed): x{growth_parsed:.2}: {}", verdict(growth_parsed <= TARGET_GROWTH));
+    for (label, w) in [("1x", &w1), ("3x", &w3)] {
+        println!("warm diagnose p50 < {TARGET_WARM_P50_MS} ms ({label}): {:.3} ms: {}", ms(w.p50), verdict(ms(w.p50) < TARGET_WARM_P50_MS));
+        println!("warm diagnose p99 < {TARGET_WARM_P99_MS} ms ({label}): {:.3} ms: {}", ms(w.p99), verdict(ms(w.p99) < TARGET_WARM_P99_MS));
+    }
+    match c1.rss_kib {
+        Some(k) => {
+            let mb = k as f64 * 1024.0 / 1e6;
+            println!("peak RSS of a cold why < {TARGET_RSS_MB} MB: {mb:.1} MB: {}", verdict(mb < TARGET_RSS_MB));
+        }
+        None => println!("peak RSS of a cold why < {TARGET_RSS_MB} MB: not measured (no /usr/bin/time)"),
     }
 }

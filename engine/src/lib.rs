@@ -51,6 +51,7 @@ pub mod ontology;
 pub mod scorers;
 pub mod search;
 pub mod signals;
+pub mod synthetic;
 pub mod upstream;
 
 use diagnose::{DiagnoseError, DiagnoseOptions, Diagnosis, Matcher};
