@@ -225,6 +225,7 @@ pub fn main() -> ! {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("KUBEWHY_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")))
         .with_writer(std::io::stderr)
         .init();
+    crate::EXITS_AFTER_RUN.store(true, std::sync::atomic::Ordering::Relaxed);
     let (mut stdin, mut out, mut err) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
     let (out_tty, err_tty) = (out.is_terminal(), err.is_terminal());
     let code = run(

@@ -21,6 +21,7 @@ fn main() {
             std::process::exit(code);
         }
     };
+    kubewhy_cli::EXITS_AFTER_RUN.store(true, std::sync::atomic::Ordering::Relaxed);
     let stdout = std::io::stdout();
     let is_tty = stdout.is_terminal();
     // Not locked for the whole run: `kubewhy mcp` writes JSON-RPC to stdout from the MCP transport.

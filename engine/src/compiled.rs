@@ -9,13 +9,15 @@
 //! compatibility promise, only a magic string and a [`FORMAT`] number that [`load`] checks.
 //!
 //! Layout: the magic `kubewhy-compiled\n`, the format number, then the sections in order —
-//! entities, upstream facts, topics, index files. Integers are little-endian (`u32`/`u64`/
-//! `i64`, `f64` as its bits), strings and byte strings a `u32` length then the bytes, a
+//! the matcher tables ([`Prepared`], without the alias automaton), entities, upstream facts,
+//! topics, index files. Integers are little-endian (`u32`/`u64`/ `i64`, `f64` as its bits),
+//! strings and byte strings a `u32` length then the bytes, a
 //! sequence its `u32` count then its items, an option a `0`/`1` byte then the value.
 //! Front-matter key lines (used to point lint diagnostics at a key) are not kept: the
 //! built-in knowledge is validated when it is compiled, and a diagnostic found later about a
 //! built-in entity points at the entity's first line.
 
+use crate::diagnose::Prepared;
 use crate::knowledge::{KnowledgeBase, Topic, Upstream};
 use crate::model::{
     ContextCue, CueKind, Entity, FailureModeData, Kind, KindData, Level, Location, SignalKind, SymptomData, Version, VersionRange,
@@ -28,7 +30,7 @@ use std::collections::BTreeMap;
 pub const MAGIC: &[u8] = b"kubewhy-compiled\n";
 
 /// Version of the layout; [`load`] refuses any other.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// Errors of [`compile`] and [`load`].
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +59,7 @@ pub fn compile(kb: &KnowledgeBase, index: &SearchIndex) -> Result<Vec<u8>, Compi
     let mut w = Writer(Vec::with_capacity(16 << 20));
     w.0.extend_from_slice(MAGIC);
     FORMAT.put(&mut w);
+    Prepared::new(kb).put(&mut w);
     let (entities, upstream, topics) = kb.parts();
     entities.put(&mut w);
     upstream.put(&mut w);
@@ -70,25 +73,58 @@ pub fn compile(kb: &KnowledgeBase, index: &SearchIndex) -> Result<Vec<u8>, Compi
     Ok(w.0)
 }
 
-/// Reads the compiled form back into a knowledge base and its index.
+/// Compiled knowledge read back by [`load`].
+#[derive(Debug)]
+pub struct Loaded {
+    /// The knowledge base.
+    pub kb: KnowledgeBase,
+    /// Its full-text index.
+    pub index: SearchIndex,
+    /// Its matcher tables (see [`crate::diagnose::Matcher::with_prepared`]), alias automaton
+    /// built.
+    pub prepared: Prepared,
+}
+
+/// Reads the compiled form back into a knowledge base, its index and its matcher tables.
+///
+/// The alias automaton is built on a second thread while the entities are decoded (the two
+/// are the largest parts of a one-shot start-up and independent).
 ///
 /// # Errors
 /// [`CompiledError::Format`] for bytes of another format, [`CompiledError::Corrupt`] with the
-/// offset when they end early or hold an impossible value, [`CompiledError::Search`] when the
-/// index does not open.
-pub fn load(bytes: &[u8]) -> Result<(KnowledgeBase, SearchIndex), CompiledError> {
+/// offset when they end early, hold an impossible value or tables that do not fit the
+/// entities, [`CompiledError::Search`] when the index does not open.
+pub fn load(bytes: &[u8]) -> Result<Loaded, CompiledError> {
     let rest = bytes.strip_prefix(MAGIC).ok_or(CompiledError::Format)?;
     let mut r = Reader { buf: rest, pos: 0, base: MAGIC.len() };
     if u32::get(&mut r)? != FORMAT {
         return Err(CompiledError::Format);
     }
-    let entities = Vec::<Entity>::get(&mut r)?;
-    let upstream = Upstream::get(&mut r)?;
-    let topics = Vec::<(Topic, Location)>::get(&mut r)?;
+    let prepared = Prepared::get(&mut r)?;
+    let prepared_end = r.base + r.pos;
+    let (prepared, rest) = std::thread::scope(|s| {
+        let automaton = s.spawn(move || prepared.with_automaton());
+        let rest = load_rest(&mut r);
+        // The automaton thread runs no code of ours that can panic; if it did, build here.
+        (automaton.join(), rest)
+    });
+    let (kb, index) = rest?;
+    let prepared = prepared.map_err(|_| CompiledError::Corrupt { offset: prepared_end, what: "alias patterns an automaton can be built from" })?;
+    if !prepared.fits(kb.of_kind(crate::model::Kind::FailureMode).count()) {
+        return Err(CompiledError::Corrupt { offset: prepared_end, what: "matcher tables that fit the failure modes" });
+    }
+    Ok(Loaded { kb, index, prepared })
+}
+
+/// The sections after the matcher tables: entities, upstream facts, topics, index files.
+fn load_rest(r: &mut Reader<'_>) -> Result<(KnowledgeBase, SearchIndex), CompiledError> {
+    let entities = Vec::<Entity>::get(r)?;
+    let upstream = Upstream::get(r)?;
+    let topics = Vec::<(Topic, Location)>::get(r)?;
     let n = r.len("index file count")?;
     let mut files = Vec::with_capacity(n);
     for _ in 0..n {
-        let path = String::get(&mut r)?;
+        let path = String::get(r)?;
         let data = r.take_bytes("index file")?.to_vec();
         files.push((path, data));
     }
@@ -306,6 +342,32 @@ struct_codec!(UpstreamMetric { name, metric_type, stability, labels, component, 
 struct_codec!(Release { version, date, eol, source });
 struct_codec!(Topic { area, topic, entities });
 
+impl Codec for Prepared {
+    fn put(&self, w: &mut Writer) {
+        // Every field but the automaton, which is built from `alias_patterns` on load.
+        let Prepared { alias_patterns, alias_pattern_df, alias_ids, cue_words, ruled_out_words, alias_tokens, alias_vocab, alias_automaton: _ } = self;
+        alias_patterns.put(w);
+        alias_pattern_df.put(w);
+        alias_ids.put(w);
+        cue_words.put(w);
+        ruled_out_words.put(w);
+        alias_tokens.put(w);
+        alias_vocab.put(w);
+    }
+    fn get(r: &mut Reader<'_>) -> Result<Self, CompiledError> {
+        Ok(Prepared {
+            alias_patterns: Codec::get(r)?,
+            alias_pattern_df: Codec::get(r)?,
+            alias_ids: Codec::get(r)?,
+            cue_words: Codec::get(r)?,
+            ruled_out_words: Codec::get(r)?,
+            alias_tokens: Codec::get(r)?,
+            alias_vocab: Codec::get(r)?,
+            alias_automaton: None,
+        })
+    }
+}
+
 impl Codec for Kind {
     fn put(&self, w: &mut Writer) {
         let i = Kind::ALL.iter().position(|k| k == self).unwrap_or(0) as u8;
@@ -511,8 +573,14 @@ mod tests {
     fn builtin_knowledge_round_trips_exactly() {
         let (engine, _) = Engine::from_sources(crate::knowledge::sources_from(kubewhy_knowledge::files())).expect("built-in knowledge loads");
         let bytes = engine.compile().expect("compiles");
-        let (kb, index) = load(&bytes).expect("loads");
+        let Loaded { kb, index, prepared } = load(&bytes).expect("loads");
         assert_eq!(kb.entities(), engine.knowledge().entities());
+        // The stored matcher tables are those computed from the knowledge.
+        let (mut stored, mut computed) = (Writer(Vec::new()), Writer(Vec::new()));
+        prepared.put(&mut stored);
+        Prepared::new(&kb).put(&mut computed);
+        assert!(stored.0 == computed.0, "stored matcher tables differ from computed ones");
+        assert!(prepared.alias_automaton.is_some());
         assert_eq!(kb.topics(), engine.knowledge().topics());
         let (a, b) = (kb.upstream(), engine.knowledge().upstream());
         assert_eq!((&a.gates, &a.keps, &a.metrics, &a.releases), (&b.gates, &b.keps, &b.metrics, &b.releases));

@@ -396,27 +396,45 @@ struct SymptomTable {
     code_df: usize,
 }
 
-impl Matcher {
-    /// Builds the tables from the knowledge.
-    pub fn new(kb: &KnowledgeBase) -> Matcher {
-        let mut symptom_fms: HashMap<String, Vec<String>> = HashMap::new();
-        let mut aliases = HashMap::new();
-        let mut fm_ids = Vec::new();
+/// The tables of a [`Matcher`] that come from analysing the knowledge's text (tokenising and
+/// stemming aliases and cues, counting the failure modes that share an alias) plus the alias
+/// automaton: most of the cost of building a matcher. [`Prepared::new`] computes them from a
+/// knowledge base; compiled knowledge (see [`crate::compiled`]) stores them, so a one-shot
+/// start-up only decodes them.
+#[derive(Debug)]
+pub struct Prepared {
+    /// Every distinct normalised alias of the failure modes (six characters or more), sorted.
+    pub(crate) alias_patterns: Vec<String>,
+    /// Per pattern: how many failure modes carry it ([`crate::scorers::alias_df`]).
+    pub(crate) alias_pattern_df: Vec<usize>,
+    /// Per failure-mode ordinal: pattern ids of its normalised aliases, sorted by alias.
+    pub(crate) alias_ids: Vec<Vec<usize>>,
+    /// Per failure-mode ordinal, per context cue: its prepared words (see [`Matcher`]).
+    pub(crate) cue_words: Vec<Vec<Option<Vec<String>>>>,
+    /// Per failure-mode ordinal: the content words of each `ruled_out_by` phrase.
+    pub(crate) ruled_out_words: Vec<Vec<Vec<String>>>,
+    /// Per failure-mode ordinal: each alias of three analyzer tokens or more, with token ids.
+    pub(crate) alias_tokens: Vec<Vec<AliasTokens>>,
+    /// Token id → analyzer token (the ids of `alias_tokens`).
+    pub(crate) alias_vocab: Vec<String>,
+    /// `alias_patterns` in one automaton (`None` when it cannot be built); not stored, built
+    /// by [`Prepared::with_automaton`].
+    pub(crate) alias_automaton: Option<aho_corasick::AhoCorasick>,
+}
+
+impl Prepared {
+    /// Computes the tables from `kb`, failure modes in knowledge order.
+    pub fn new(kb: &KnowledgeBase) -> Prepared {
+        let mut alias_names: Vec<Vec<String>> = Vec::new();
         let mut alias_tokens = Vec::new();
         let mut alias_vocab: HashMap<String, usize> = HashMap::new();
         let mut cue_words = Vec::new();
         let mut ruled_out_words = Vec::new();
         for fm in kb.of_kind(Kind::FailureMode) {
-            fm_ids.push(fm.id.clone());
-            if let Some(d) = fm.failure_mode() {
-                for s in &d.symptoms {
-                    symptom_fms.entry(s.clone()).or_default().push(fm.id.clone());
-                }
-            }
             let mut names: Vec<String> = fm.aliases.iter().map(|a| signals::normalize(a)).filter(|a| a.len() >= 6).collect();
             names.sort();
             names.dedup();
-            aliases.insert(fm.id.clone(), names);
+            alias_names.push(names);
             let toks: Vec<AliasTokens> = fm
                 .aliases
                 .iter()
@@ -452,6 +470,60 @@ impl Matcher {
             );
             ruled_out_words.push(d.map(|d| d.ruled_out_by.iter().map(|p| crate::context::phrase_words(p)).collect()).unwrap_or_default());
         }
+        let alias_patterns: Vec<String> = alias_names.iter().flatten().cloned().collect::<BTreeSet<String>>().into_iter().collect();
+        let alias_df = crate::scorers::alias_df(kb);
+        let alias_pattern_df = alias_patterns.iter().map(|a| alias_df.get(a).copied().unwrap_or(1)).collect();
+        let pattern_of: HashMap<&str, usize> = alias_patterns.iter().enumerate().map(|(i, a)| (a.as_str(), i)).collect();
+        let alias_ids = alias_names.iter().map(|names| names.iter().filter_map(|a| pattern_of.get(a.as_str()).copied()).collect()).collect();
+        let mut vocab = vec![String::new(); alias_vocab.len()];
+        for (t, id) in alias_vocab {
+            vocab[id] = t;
+        }
+        Prepared { alias_patterns, alias_pattern_df, alias_ids, cue_words, ruled_out_words, alias_tokens, alias_vocab: vocab, alias_automaton: None }.with_automaton()
+    }
+
+    /// Builds the alias automaton over `alias_patterns`. Building fails only past the
+    /// automaton's size limits, far above a knowledge base's aliases; then aliases fall back
+    /// to one substring search each.
+    pub(crate) fn with_automaton(mut self) -> Prepared {
+        self.alias_automaton = crate::signals::one_pass_automaton(&self.alias_patterns);
+        self
+    }
+
+    /// Whether the tables fit a knowledge base with `fms` failure modes: one row per failure
+    /// mode and every id within its table (compiled tables are checked before use, so a
+    /// damaged file is an error, not an out-of-bounds index).
+    pub(crate) fn fits(&self, fms: usize) -> bool {
+        let patterns = self.alias_patterns.len();
+        let vocab = self.alias_vocab.len();
+        self.alias_pattern_df.len() == patterns
+            && [self.alias_ids.len(), self.cue_words.len(), self.ruled_out_words.len(), self.alias_tokens.len()].iter().all(|&n| n == fms)
+            && self.alias_ids.iter().flatten().all(|&i| i < patterns)
+            && self.alias_tokens.iter().flatten().flat_map(|(_, ids)| ids).all(|&i| i < vocab)
+    }
+}
+
+impl Matcher {
+    /// Builds the tables from the knowledge.
+    pub fn new(kb: &KnowledgeBase) -> Matcher {
+        Matcher::with_prepared(kb, Prepared::new(kb))
+    }
+
+    /// Builds the tables from the knowledge and its [`Prepared`] tables (which must have been
+    /// computed from the same failure modes, see [`Prepared::fits`]).
+    pub fn with_prepared(kb: &KnowledgeBase, prepared: Prepared) -> Matcher {
+        let Prepared { alias_patterns, alias_pattern_df, alias_ids, cue_words, ruled_out_words, alias_tokens, alias_vocab, alias_automaton } = prepared;
+        let alias_vocab: HashMap<String, usize> = alias_vocab.into_iter().enumerate().map(|(n, t)| (t, n)).collect();
+        let mut symptom_fms: HashMap<String, Vec<String>> = HashMap::new();
+        let mut fm_ids = Vec::new();
+        for fm in kb.of_kind(Kind::FailureMode) {
+            fm_ids.push(fm.id.clone());
+            if let Some(d) = fm.failure_mode() {
+                for s in &d.symptoms {
+                    symptom_fms.entry(s.clone()).or_default().push(fm.id.clone());
+                }
+            }
+        }
         let fm_ordinal: HashMap<String, usize> = fm_ids.iter().enumerate().map(|(n, id)| (id.clone(), n)).collect();
         // A hub's message names the hub: a cause of that hub that lists the same symptom gets it
         // through the hub (scorer `hub`), not as evidence of its own.
@@ -464,17 +536,6 @@ impl Matcher {
             let inherited: BTreeSet<String> = hubs.iter().flat_map(|h| hub_causes.get(*h).into_iter().flatten().cloned()).collect();
             fms.retain(|f| !inherited.contains(f));
         }
-        let alias_patterns: Vec<String> = aliases.values().flatten().cloned().collect::<BTreeSet<String>>().into_iter().collect();
-        // Building fails only past the automaton's size limits, far above a knowledge base's
-        // aliases; then aliases fall back to one substring search each.
-        let alias_automaton = crate::signals::one_pass_automaton(&alias_patterns);
-        let alias_df = crate::scorers::alias_df(kb);
-        let alias_pattern_df = alias_patterns.iter().map(|a| alias_df.get(a).copied().unwrap_or(1)).collect();
-        let pattern_of: HashMap<&str, usize> = alias_patterns.iter().enumerate().map(|(i, a)| (a.as_str(), i)).collect();
-        let alias_ids: Vec<Vec<usize>> = fm_ids
-            .iter()
-            .map(|fm| aliases.get(fm).map(|names: &Vec<String>| names.iter().filter_map(|a| pattern_of.get(a.as_str()).copied()).collect()).unwrap_or_default())
-            .collect();
         let mut templates = Vec::new();
         let mut template_fms: HashMap<String, BTreeSet<String>> = HashMap::new();
         let mut reason_fms: HashMap<String, BTreeSet<String>> = HashMap::new();

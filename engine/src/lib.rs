@@ -262,8 +262,8 @@ impl Engine {
     /// # Errors
     /// [`EngineError::Compiled`] when the bytes are not compiled knowledge of this build.
     pub fn from_compiled(bytes: &[u8]) -> Result<Engine, EngineError> {
-        let (kb, index) = compiled::load(bytes)?;
-        let matcher = Matcher::new(&kb);
+        let compiled::Loaded { kb, index, prepared } = compiled::load(bytes)?;
+        let matcher = Matcher::with_prepared(&kb, prepared);
         Ok(Engine::assemble(kb, index, matcher))
     }
 
@@ -277,7 +277,8 @@ impl Engine {
     /// [`EngineError::Compiled`] for bad bytes; [`EngineError::Invalid`] with every problem when
     /// any is an error (overlay problems carry the overlay's file:line); index errors.
     pub fn from_compiled_with_overlay(bytes: &[u8], overlay: impl IntoIterator<Item = SourceFile>) -> Result<(Engine, Vec<Diagnostic>), EngineError> {
-        let (kb, mut index) = compiled::load(bytes)?;
+        // The stored matcher tables are of the built-in failure modes only: rebuilt below.
+        let compiled::Loaded { kb, mut index, .. } = compiled::load(bytes)?;
         let (kb, added, diags) = knowledge::load_overlay(kb, overlay);
         if diags.iter().any(|d| d.severity == Severity::Error) {
             return Err(EngineError::Invalid(diags));

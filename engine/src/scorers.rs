@@ -408,26 +408,38 @@ pub fn hub_causes(kb: &KnowledgeBase) -> BTreeMap<String, Vec<String>> {
 /// (so a generic name such as "stuck terminating", which "pod stuck terminating" and "pvc stuck
 /// terminating" also contain, counts as shared and weighs less).
 pub fn alias_df(kb: &KnowledgeBase) -> HashMap<String, usize> {
-    let mut by_word: HashMap<String, BTreeSet<&str>> = HashMap::new();
-    let mut all: BTreeSet<String> = BTreeSet::new();
-    for fm in kb.of_kind(crate::model::Kind::FailureMode) {
-        for a in &fm.aliases {
-            let n = signals::normalize(a);
-            for w in n.split(' ').filter(|w| !w.is_empty()) {
-                by_word.entry(w.to_string()).or_default().insert(fm.id.as_str());
+    // Failure modes by ordinal; per word the ordinals (ascending, distinct) of the failure modes
+    // with an alias holding it. Intersections of sorted lists, not of sets of ids: this runs at
+    // every start-up.
+    let normalized: Vec<(u32, String)> = kb
+        .of_kind(crate::model::Kind::FailureMode)
+        .enumerate()
+        .flat_map(|(n, fm)| fm.aliases.iter().map(move |a| (n as u32, signals::normalize(a))))
+        .collect();
+    let mut by_word: HashMap<&str, Vec<u32>> = HashMap::new();
+    for (n, a) in &normalized {
+        for w in a.split(' ').filter(|w| !w.is_empty()) {
+            let fms = by_word.entry(w).or_default();
+            if fms.last() != Some(n) {
+                fms.push(*n);
             }
-            all.insert(n);
         }
     }
-    let mut df: HashMap<String, usize> = HashMap::new();
-    for a in all {
-        let mut sets = a.split(' ').filter(|w| !w.is_empty()).filter_map(|w| by_word.get(w));
-        let Some(first) = sets.next() else { continue };
-        let mut common: BTreeSet<&str> = first.clone();
-        for s in sets {
-            common.retain(|x| s.contains(x));
+    let mut df: HashMap<String, usize> = HashMap::with_capacity(normalized.len());
+    for (_, a) in &normalized {
+        if df.contains_key(a.as_str()) {
+            continue;
         }
-        df.insert(a, common.len().max(1));
+        let mut sets: Vec<&Vec<u32>> = a.split(' ').filter(|w| !w.is_empty()).filter_map(|w| by_word.get(w)).collect();
+        if sets.is_empty() {
+            continue;
+        }
+        sets.sort_by_key(|s| s.len());
+        let mut common: Vec<u32> = sets[0].clone();
+        for s in &sets[1..] {
+            common.retain(|x| s.binary_search(x).is_ok());
+        }
+        df.insert(a.clone(), common.len().max(1));
     }
     df
 }
