@@ -275,11 +275,21 @@ impl SearchIndex {
     pub fn files(&self) -> Result<Vec<(String, Vec<u8>)>, SearchError> {
         use tantivy::directory::Directory;
         let dir = self.index.directory();
-        let mut paths: BTreeSet<std::path::PathBuf> = dir.list_managed_files().into_iter().collect();
+        // The files of the searchable segments' components and meta.json (the list of managed
+        // files is empty for an index opened from files, and can hold merged-away segments).
+        use tantivy::index::SegmentComponent as C;
+        let mut paths: BTreeSet<std::path::PathBuf> = BTreeSet::new();
+        for m in self.index.searchable_segment_metas()? {
+            for c in [C::Postings, C::Positions, C::FastFields, C::FieldNorms, C::Terms, C::Store, C::Delete] {
+                if c != C::Delete || m.has_deletes() {
+                    paths.insert(m.relative_path(c));
+                }
+            }
+        }
         paths.insert(std::path::PathBuf::from("meta.json"));
         let mut out = Vec::new();
         for p in paths {
-            // Managed files that were deleted (a writer's lock) are listed but gone.
+            // A component the segment never wrote (positions, with positions off) is absent.
             if !dir.exists(&p).map_err(tantivy::TantivyError::from)? {
                 continue;
             }

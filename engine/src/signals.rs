@@ -131,20 +131,23 @@ pub struct Template {
     /// Id of the symptom the template belongs to.
     pub symptom_id: String,
     /// The regular expression's source: literal words joined by `\s*`, placeholders `.+?`.
-    pattern: String,
+    pub(crate) pattern: String,
     /// The compiled expression, built on the first [`Template::find`] that needs it: an input
     /// reaches only the few templates whose required word it contains, so a one-shot `why`
     /// compiles a handful instead of about 2,000 (issue 13). `None` inside when the
     /// expression is over the regex size limit (the template then never matches).
-    regex: std::sync::OnceLock<Option<Regex>>,
+    pub(crate) regex: std::sync::OnceLock<Option<Regex>>,
     /// The longest literal part, normalised (used for partial matches of truncated pastes).
-    longest: String,
+    pub(crate) longest: String,
     /// Characters of literal text in the whole template.
-    literal_len: usize,
+    pub(crate) literal_len: usize,
     /// A word every match must contain (the longest word of `longest`, trailing periods off),
     /// so that [`TemplateIndex`] can skip the template when the word is absent; `None` when the
     /// template has no such word.
-    needle: Option<String>,
+    pub(crate) needle: Option<String>,
+    /// The words of the literal parts (trailing periods off): a full match contains each of
+    /// them verbatim, so the expression is compiled and run only when all are in the input.
+    pub(crate) words: Vec<String>,
 }
 
 /// An automaton over `patterns` for one pass over an input (`None` past the automaton's size
@@ -266,15 +269,21 @@ impl Template {
         // Every word of a literal part is in the pattern verbatim (words are joined by `\s*`),
         // except that the pattern's final period is optional: trailing periods are cut.
         let needle = longest.split(' ').map(|w| w.trim_end_matches('.')).filter(|w| !w.is_empty()).max_by_key(|w| w.len()).map(str::to_string);
-        Some(Template { symptom_id: symptom_id.to_string(), pattern, regex: std::sync::OnceLock::new(), longest, literal_len, needle })
+        let mut words: Vec<String> = parts.iter().flat_map(|p| p.split(' ')).map(|w| w.trim_end_matches('.')).filter(|w| !w.is_empty()).map(str::to_string).collect();
+        words.sort();
+        words.dedup();
+        Some(Template { symptom_id: symptom_id.to_string(), pattern, regex: std::sync::OnceLock::new(), longest, literal_len, needle, words })
     }
 
     /// Matches the template against normalised text: the whole template, or (for a
     /// truncated or partial paste) its longest literal part when that is at least 18
     /// characters long.
+    ///
+    /// The expression is compiled on the first call whose input holds every literal word (a
+    /// template whose expression is over the regex size limit gets partial matches only).
     pub fn find(&self, normalized: &str) -> Option<TemplateMatch> {
-        let regex = self.regex.get_or_init(|| Regex::new(&self.pattern).ok()).as_ref()?;
-        if let Some(m) = regex.find(normalized) {
+        let full = || self.regex.get_or_init(|| Regex::new(&self.pattern).ok()).as_ref()?.find(normalized);
+        if let Some(m) = self.words.iter().all(|w| normalized.contains(w.as_str())).then(full).flatten() {
             return Some(TemplateMatch {
                 symptom: self.symptom_id.clone(),
                 text: m.as_str().chars().take(200).collect(),
@@ -815,6 +824,23 @@ mod tests {
         let n = normalize("Pod sandbox changed, it will be killed and re-created");
         assert!(index.candidates(&n)[0], "the template without its final period is still tried");
         assert!(!index.candidates(&normalize("nothing to see here"))[0]);
+    }
+
+    /// The expression is compiled only for an input holding every literal word of the
+    /// template (a full match needs each verbatim); the partial match of a truncated paste
+    /// does not need it.
+    #[test]
+    fn template_expression_is_compiled_only_when_every_word_is_present() {
+        let t = tpl("failed to garbage collect required amount of images. Wanted to free {n} bytes");
+        assert!(t.find(&normalize("failed to garbage collect required amount of images. Wanted to free")).is_some_and(|m| !m.full));
+        assert!(t.regex.get().is_none(), "\"bytes\" is missing: no full match is possible and nothing is compiled");
+        let m = t.find(&normalize("Warning  ImageGCFailed  failed to garbage collect required amount of images. Wanted to free 1024 bytes, but freed 0 bytes"));
+        assert!(m.is_some_and(|m| m.full));
+        assert!(t.regex.get().is_some_and(Option::is_some));
+        // A trailing period is optional in a full match, so it is no required word.
+        let p = tpl("Pod sandbox changed, it will be killed and re-created.");
+        assert!(p.words.iter().all(|w| !w.ends_with('.')), "{:?}", p.words);
+        assert!(p.find(&normalize("Pod sandbox changed, it will be killed and re-created")).is_some_and(|m| m.full));
     }
 
     #[test]
