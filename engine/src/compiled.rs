@@ -88,9 +88,9 @@ pub struct Loaded {
 
 /// Reads the compiled form back into a knowledge base, its index and its matcher tables.
 ///
-/// The alias automaton is built, and the diagnosis's regular expressions compiled
-/// ([`crate::diagnose::warm_up`]), on a second thread while the entities are decoded: they
-/// are the largest parts of a one-shot start-up and independent of each other.
+/// The entities are decoded on a second thread while the alias automaton is built and the
+/// diagnosis's regular expressions compiled ([`crate::diagnose::warm_up`]): they are the
+/// largest parts of a one-shot start-up and independent of each other.
 ///
 /// # Errors
 /// [`CompiledError::Format`] for bytes of another format, [`CompiledError::Corrupt`] with the
@@ -104,18 +104,17 @@ pub fn load(bytes: &[u8]) -> Result<Loaded, CompiledError> {
     }
     let prepared = Prepared::get(&mut r)?;
     let prepared_end = r.base + r.pos;
-    let (prepared, rest) = std::thread::scope(|s| {
-        let automaton = s.spawn(move || {
-            let prepared = prepared.with_automaton();
-            crate::diagnose::warm_up();
-            prepared
-        });
-        let rest = load_rest(&mut r);
-        // The automaton thread runs no code of ours that can panic; if it did, build here.
-        (automaton.join(), rest)
+    // The entities decode on the second thread, the automaton is built on this one: what the
+    // automaton's construction frees is then reused by this thread's later allocations (the
+    // matcher, the diagnosis) instead of staying resident in another thread's arena.
+    let (rest, prepared) = std::thread::scope(|s| {
+        let rest = s.spawn(move || load_rest(&mut r));
+        let prepared = prepared.with_automaton();
+        crate::diagnose::warm_up();
+        (rest.join(), prepared)
     });
-    let (kb, index) = rest?;
-    let prepared = prepared.map_err(|_| CompiledError::Corrupt { offset: prepared_end, what: "alias patterns an automaton can be built from" })?;
+    // Decoding returns errors for bad bytes; a panic there would be a bug, reported as corrupt data.
+    let (kb, index) = rest.map_err(|_| CompiledError::Corrupt { offset: prepared_end, what: "entities, upstream facts, topics and index files" })??;
     if !prepared.fits(kb.of_kind(crate::model::Kind::FailureMode).count(), kb.of_kind(crate::model::Kind::Symptom).count()) {
         return Err(CompiledError::Corrupt { offset: prepared_end, what: "matcher tables that fit the failure modes" });
     }
@@ -131,7 +130,8 @@ fn load_rest(r: &mut Reader<'_>) -> Result<(KnowledgeBase, SearchIndex), Compile
     let mut files = Vec::with_capacity(n);
     for _ in 0..n {
         let path = String::get(r)?;
-        let data = r.take_bytes("index file")?.to_vec();
+        // Borrowed: the RAM directory makes the one copy the index keeps.
+        let data = r.take_bytes("index file")?;
         files.push((path, data));
     }
     if r.pos != r.buf.len() {

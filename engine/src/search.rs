@@ -303,7 +303,7 @@ impl SearchIndex {
     ///
     /// # Errors
     /// [`SearchError::Index`] when the files are not a valid index of this schema.
-    pub fn from_files(files: &[(String, Vec<u8>)]) -> Result<SearchIndex, SearchError> {
+    pub fn from_files(files: &[(String, &[u8])]) -> Result<SearchIndex, SearchError> {
         use tantivy::directory::{Directory, RamDirectory};
         let dir = RamDirectory::create();
         for (path, bytes) in files {
