@@ -326,7 +326,9 @@ pub const BARE_STATUS: &[&str] = &["Pending", "Running", "Terminating", "NotRead
 /// Precomputed matching tables over the knowledge.
 #[derive(Debug)]
 pub struct Matcher {
-    templates: Vec<Template>,
+    /// The tables from analysing the knowledge's text: aliases and their automaton, cue and
+    /// ruled-out words, alias tokens, templates (its `template_index` is moved out below).
+    pub(crate) text: Prepared,
     /// The templates' required words, to try only the templates that can match.
     template_index: signals::TemplateIndex,
     vocab: Vocabulary,
@@ -348,26 +350,6 @@ pub struct Matcher {
     fm_ordinal: HashMap<String, usize>,
     /// failure mode → its upstream causes (causedBy and inverse leadsTo).
     pub(crate) causes: BTreeMap<String, BTreeSet<String>>,
-    /// Every distinct normalised alias of the failure modes (six characters or more) in one
-    /// automaton, so an input is scanned once for all of them instead of once per alias;
-    /// pattern ids index `alias_patterns`.
-    alias_automaton: Option<aho_corasick::AhoCorasick>,
-    /// Pattern id → normalised alias.
-    pub(crate) alias_patterns: Vec<String>,
-    /// Pattern id → number of failure modes that carry the alias ([`crate::scorers::alias_df`]).
-    pub(crate) alias_pattern_df: Vec<usize>,
-    /// per failure-mode ordinal: pattern ids of its normalised aliases (six characters or more), sorted by alias.
-    pub(crate) alias_ids: Vec<Vec<usize>>,
-    /// per failure-mode ordinal: per context cue, in the order of its cues: the content words (stemmed,
-    /// stop words out, as [`crate::context::phrase_words`] gives them) of a phrase, history or
-    /// product cue, or the field spellings of a setting cue; `None` for the other cue kinds.
-    /// Computed once instead of per input.
-    pub(crate) cue_words: Vec<Vec<Option<Vec<String>>>>,
-    /// per failure-mode ordinal: the content words of each `ruled_out_by` phrase, in order.
-    pub(crate) ruled_out_words: Vec<Vec<Vec<String>>>,
-    /// per failure-mode ordinal: each alias (of three analyzer tokens or more) with its tokens
-    /// as ids into `alias_vocab`, for word-level matches.
-    pub(crate) alias_tokens: Vec<Vec<AliasTokens>>,
     /// analyzer token → id, over the tokens of every alias in `alias_tokens`.
     pub(crate) alias_vocab: HashMap<String, usize>,
     /// hub → its causes, most common first.
@@ -556,20 +538,10 @@ impl Matcher {
     /// Builds the tables from the knowledge and its [`Prepared`] tables (which must have been
     /// computed from the same failure modes, see [`Prepared::fits`]).
     pub fn with_prepared(kb: &KnowledgeBase, prepared: Prepared) -> Matcher {
-        let Prepared {
-            alias_patterns,
-            alias_pattern_df,
-            alias_ids,
-            cue_words,
-            ruled_out_words,
-            alias_tokens,
-            alias_vocab,
-            templates,
-            symptom_texts,
-            alias_automaton,
-            template_index,
-        } = prepared;
-        let alias_vocab: HashMap<String, usize> = alias_vocab.into_iter().enumerate().map(|(n, t)| (t, n)).collect();
+        let mut text = prepared;
+        let template_index = text.template_index.take().unwrap_or_else(|| signals::TemplateIndex::new(&text.templates));
+        let alias_vocab: HashMap<String, usize> = text.alias_vocab.iter().enumerate().map(|(n, t)| (t.clone(), n)).collect();
+        let (templates, symptom_texts) = (&text.templates, &text.symptom_texts);
         let mut symptom_fms: HashMap<String, Vec<String>> = HashMap::new();
         let mut fm_ids = Vec::new();
         for fm in kb.of_kind(Kind::FailureMode) {
@@ -596,7 +568,7 @@ impl Matcher {
         let mut reason_fms: HashMap<String, BTreeSet<String>> = HashMap::new();
         let mut code_fms: HashMap<(SignalKind, i64), BTreeSet<String>> = HashMap::new();
         let mut vocab = Vocabulary::default();
-        for (s, text) in kb.of_kind(Kind::Symptom).zip(&symptom_texts) {
+        for (s, text) in kb.of_kind(Kind::Symptom).zip(symptom_texts) {
             let Some(d) = s.symptom() else { continue };
             let fms = symptom_fms.get(&s.id).cloned().unwrap_or_default();
             if let Some(t) = text {
@@ -630,7 +602,7 @@ impl Matcher {
         let mut symptoms_by_reason: HashMap<String, Vec<usize>> = HashMap::new();
         let mut symptoms_by_code: HashMap<(SignalKind, i64), Vec<usize>> = HashMap::new();
         let mut metric_symptoms = Vec::new();
-        for (s, text) in kb.of_kind(Kind::Symptom).zip(&symptom_texts) {
+        for (s, text) in kb.of_kind(Kind::Symptom).zip(symptom_texts) {
             let Some(d) = s.symptom() else { continue };
             let Some(fms) = symptom_fms.get(&s.id) else { continue };
             let at = symptoms.len();
@@ -655,8 +627,7 @@ impl Matcher {
             });
         }
         Matcher {
-            template_index: template_index.unwrap_or_else(|| signals::TemplateIndex::new(&templates)),
-            templates,
+            template_index,
             vocab,
             symptoms,
             symptom_at,
@@ -666,31 +637,25 @@ impl Matcher {
             fm_ids,
             fm_ordinal,
             causes: crate::graph::direct_causes(kb),
-            alias_automaton,
-            alias_pattern_df,
-            alias_ids,
-            alias_patterns,
-            cue_words,
-            ruled_out_words,
-            alias_tokens,
             alias_vocab,
             hub_checks: hub_causes.keys().filter_map(|h| kb.get(h)).map(|h| (h.id.clone(), h.failure_mode().map(|d| d.checks.iter().cloned().collect()).unwrap_or_default())).collect(),
             hub_causes: hub_causes.clone(),
+            text,
         }
     }
 
     /// Per alias pattern id (see [`Matcher::alias_ids`]), whether the normalised alias occurs in
     /// `normalized` (the output of [`signals::normalize`]) as a substring; one pass over the input.
     pub(crate) fn aliases_in(&self, normalized: &str) -> Vec<bool> {
-        let mut present = vec![false; self.alias_patterns.len()];
-        match &self.alias_automaton {
+        let mut present = vec![false; self.text.alias_patterns.len()];
+        match &self.text.alias_automaton {
             Some(ac) => {
                 for m in ac.find_overlapping_iter(normalized) {
                     present[m.pattern().as_usize()] = true;
                 }
             }
             None => {
-                for (p, a) in present.iter_mut().zip(&self.alias_patterns) {
+                for (p, a) in present.iter_mut().zip(&self.text.alias_patterns) {
                     *p = normalized.contains(a.as_str());
                 }
             }
@@ -706,7 +671,7 @@ impl Matcher {
 
     /// [`Matcher::cue_words_of`] by the failure mode's ordinal (its place in `fm_ids`).
     pub(crate) fn cue_words_at(&self, n: usize) -> &[Option<Vec<String>>] {
-        self.cue_words.get(n).map_or(&[], Vec::as_slice)
+        self.text.cue_words.get(n).map_or(&[], Vec::as_slice)
     }
 
     /// The ordinal of failure mode `fm` (its place in `fm_ids`), if it is one.
@@ -717,7 +682,7 @@ impl Matcher {
     /// Extracts the signals of an input.
     pub fn extract(&self, input: &str) -> Signals {
         let normalized = signals::normalize(input);
-        signals::extract_indexed(input, &normalized, &self.vocab, &self.templates, &self.template_index)
+        signals::extract_indexed(input, &normalized, &self.vocab, &self.text.templates, &self.template_index)
     }
 }
 
@@ -899,7 +864,7 @@ pub fn diagnose(
     let mut notices = Vec::new();
     // Steps 1-2: read the input and extract signals.
     let normalized = signals::normalize(input);
-    let sig = signals::extract_indexed(input, &normalized, &m.vocab, &m.templates, &m.template_index);
+    let sig = signals::extract_indexed(input, &normalized, &m.vocab, &m.text.templates, &m.template_index);
 
     // Step 4 needs the version early: an option wins; else one unambiguous version in the input.
     let (version, version_source) = match opts.k8s_version {
@@ -1390,12 +1355,12 @@ mod automata_tests {
         let mut templates_seen = 0;
         for input in &inputs {
             let normalized = signals::normalize(input);
-            let indexed = signals::extract_indexed(input, &normalized, &m.vocab, &m.templates, &m.template_index);
-            let plain = signals::extract(input, &normalized, &m.vocab, &m.templates);
+            let indexed = signals::extract_indexed(input, &normalized, &m.vocab, &m.text.templates, &m.template_index);
+            let plain = signals::extract(input, &normalized, &m.vocab, &m.text.templates);
             assert_eq!(indexed.templates, plain.templates, "templates differ for input {input:?}");
             templates_seen += plain.templates.len();
             let present = m.aliases_in(&normalized);
-            for (id, alias) in m.alias_patterns.iter().enumerate() {
+            for (id, alias) in m.text.alias_patterns.iter().enumerate() {
                 assert_eq!(present[id], normalized.contains(alias.as_str()), "alias {alias:?} in {input:?}");
             }
         }

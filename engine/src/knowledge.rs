@@ -275,29 +275,8 @@ pub fn load_sources(files: impl IntoIterator<Item = SourceFile>) -> (KnowledgeBa
     let mut diags = Vec::new();
     let mut generated_metrics: Vec<(Entity, String)> = Vec::new();
     for file in files {
-        if file.path.ends_with(TOPICS) {
-            load_topics(&file, &mut kb, &mut diags);
-            continue;
-        }
-        if file.path.ends_with(".toml") {
-            load_generated(&file, &mut kb, &mut generated_metrics, &mut diags);
-            continue;
-        }
-        for (entity, lines) in parse_file(&file, &mut diags) {
-            let loc = entity.location.clone();
-            let id = entity.id.clone();
-            let pushed = kb.push(entity);
-            if pushed.is_ok() {
-                kb.key_lines.insert(id.clone(), lines);
-            }
-            if let Err(first) = pushed {
-                diags.push(Diagnostic {
-                    severity: Severity::Error,
-                    location: loc,
-                    key: Some("id".into()),
-                    message: format!("duplicate id `{id}` (first defined at {first})"),
-                });
-            }
+        for (entity, lines) in read_source(&file, &mut kb, &mut generated_metrics, &mut diags) {
+            push_entity(&mut kb, entity, lines, &mut diags);
         }
     }
     // Imported metrics become entities unless a curated Metric of the same id exists.
@@ -315,6 +294,37 @@ pub fn load_sources(files: impl IntoIterator<Item = SourceFile>) -> (KnowledgeBa
     (kb, diags)
 }
 
+/// Loads a topic map or a generated file into `kb` (imported metrics into
+/// `generated_metrics`); returns an entity file's entities with their key lines.
+fn read_source(file: &SourceFile, kb: &mut KnowledgeBase, generated_metrics: &mut Vec<(Entity, String)>, diags: &mut Vec<Diagnostic>) -> Vec<(Entity, BTreeMap<String, usize>)> {
+    if file.path.ends_with(TOPICS) {
+        load_topics(file, kb, diags);
+        Vec::new()
+    } else if file.path.ends_with(".toml") {
+        load_generated(file, kb, generated_metrics, diags);
+        Vec::new()
+    } else {
+        parse_file(file, diags)
+    }
+}
+
+/// Adds a parsed entity and its key lines to `kb`; a duplicate id is an error naming both
+/// places. Returns whether it was added.
+fn push_entity(kb: &mut KnowledgeBase, entity: Entity, lines: BTreeMap<String, usize>, diags: &mut Vec<Diagnostic>) -> bool {
+    let loc = entity.location.clone();
+    let id = entity.id.clone();
+    match kb.push(entity) {
+        Ok(()) => {
+            kb.key_lines.insert(id, lines);
+            true
+        }
+        Err(first) => {
+            diags.push(Diagnostic { severity: Severity::Error, location: loc, key: Some("id".into()), message: format!("duplicate id `{id}` (first defined at {first})") });
+            false
+        }
+    }
+}
+
 /// Merges overlay files (a user's `--knowledge DIR`) into an already validated knowledge base
 /// (the compiled built-in knowledge, issue 13): only the overlay is parsed. The merged base
 /// is validated as a whole, as [`load_sources`] would, and the upstream-accuracy lint runs
@@ -330,15 +340,7 @@ pub fn load_overlay(mut kb: KnowledgeBase, files: impl IntoIterator<Item = Sourc
     let mut added: Vec<String> = Vec::new();
     let mut generated_metrics: Vec<(Entity, String)> = Vec::new();
     for file in files {
-        if file.path.ends_with(TOPICS) {
-            load_topics(&file, &mut kb, &mut diags);
-            continue;
-        }
-        if file.path.ends_with(".toml") {
-            load_generated(&file, &mut kb, &mut generated_metrics, &mut diags);
-            continue;
-        }
-        for (entity, lines) in parse_file(&file, &mut diags) {
+        for (entity, lines) in read_source(&file, &mut kb, &mut generated_metrics, &mut diags) {
             let id = entity.id.clone();
             let replaces_import = entity.kind == Kind::Metric
                 && kb.get(&id).is_some_and(|old| old.location.file.starts_with("generated/") && !added.contains(&id));
@@ -350,18 +352,8 @@ pub fn load_overlay(mut kb: KnowledgeBase, files: impl IntoIterator<Item = Sourc
                 }
                 continue;
             }
-            let loc = entity.location.clone();
-            match kb.push(entity) {
-                Ok(()) => {
-                    kb.key_lines.insert(id.clone(), lines);
-                    added.push(id);
-                }
-                Err(first) => diags.push(Diagnostic {
-                    severity: Severity::Error,
-                    location: loc,
-                    key: Some("id".into()),
-                    message: format!("duplicate id `{id}` (first defined at {first})"),
-                }),
+            if push_entity(&mut kb, entity, lines, &mut diags) {
+                added.push(id);
             }
         }
     }

@@ -82,13 +82,13 @@ pub fn alias(i: &ScoringInput<'_>, n: usize, fm: &Entity) -> Vec<Evidence> {
         return Vec::new();
     }
     let mut best: Option<(f64, &str)> = None;
-    if let Some(ids) = i.m.alias_ids.get(n) {
+    if let Some(ids) = i.m.text.alias_ids.get(n) {
         for &id in ids {
             if !i.aliases_present.get(id).copied().unwrap_or(false) {
                 continue;
             }
-            let a = &i.m.alias_patterns[id];
-            let df = i.m.alias_pattern_df[id].max(1) as f64;
+            let a = &i.m.text.alias_patterns[id];
+            let df = i.m.text.alias_pattern_df[id].max(1) as f64;
             let one_word = !a.contains(' ');
             let mut s = 1.2 * (0.5 + 0.5 * (a.len() as f64 / 25.0).min(1.0)) / df.sqrt();
             if one_word {
@@ -103,7 +103,7 @@ pub fn alias(i: &ScoringInput<'_>, n: usize, fm: &Entity) -> Vec<Evidence> {
         return vec![line("alias", &fm.id, "alias", a, s)];
     }
     // In other words: every word of an alias (stemmed) within a few words of each other.
-    let Some(aliases) = i.m.alias_tokens.get(n) else { return Vec::new() };
+    let Some(aliases) = i.m.text.alias_tokens.get(n) else { return Vec::new() };
     let mut best: Option<(f64, &str)> = None;
     for (alias, toks) in aliases {
         let Some(first) = i.m_positions(toks[0]) else { continue };
@@ -385,7 +385,7 @@ pub fn ruled_out(i: &ScoringInput<'_>, fm: &Entity, total: f64) -> Option<Eviden
     if total <= 0.0 {
         return None;
     }
-    let words = i.m.ordinal(&fm.id).and_then(|n| i.m.ruled_out_words.get(n));
+    let words = i.m.ordinal(&fm.id).and_then(|n| i.m.text.ruled_out_words.get(n));
     let said = d
         .ruled_out_by
         .iter()
