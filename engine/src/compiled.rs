@@ -52,15 +52,16 @@ pub enum CompiledError {
     Search(#[from] crate::search::SearchError),
 }
 
-/// Serialises `kb` and `index` (the index built over `kb`) into the compiled form.
+/// Serialises `kb`, `index` (built over `kb`) and `prepared` (the matcher tables of `kb`:
+/// [`Prepared::new`], or those an engine's matcher already holds) into the compiled form.
 ///
 /// # Errors
 /// [`CompiledError::Search`] when the index files cannot be read.
-pub fn compile(kb: &KnowledgeBase, index: &SearchIndex) -> Result<Vec<u8>, CompiledError> {
+pub fn compile(kb: &KnowledgeBase, index: &SearchIndex, prepared: &Prepared) -> Result<Vec<u8>, CompiledError> {
     let mut w = Writer(Vec::with_capacity(16 << 20));
     w.0.extend_from_slice(MAGIC);
     FORMAT.put(&mut w);
-    Prepared::new(kb).put(&mut w);
+    prepared.put(&mut w);
     let (entities, upstream, topics) = kb.parts();
     entities.put(&mut w);
     upstream.put(&mut w);
@@ -119,6 +120,22 @@ pub fn load(bytes: &[u8]) -> Result<Loaded, CompiledError> {
         return Err(CompiledError::Corrupt { offset: prepared_end, what: "matcher tables that fit the failure modes" });
     }
     Ok(Loaded { kb, index, prepared })
+}
+
+/// Reads the compiled form back into a knowledge base and its index only, for a base that an
+/// overlay will change (its matcher tables would not fit the merged failure modes): the stored
+/// tables are skipped and no automaton is built.
+///
+/// # Errors
+/// As [`load`].
+pub fn load_base(bytes: &[u8]) -> Result<(KnowledgeBase, SearchIndex), CompiledError> {
+    let rest = bytes.strip_prefix(MAGIC).ok_or(CompiledError::Format)?;
+    let mut r = Reader { buf: rest, pos: 0, base: MAGIC.len() };
+    if u32::get(&mut r)? != FORMAT {
+        return Err(CompiledError::Format);
+    }
+    Prepared::get(&mut r)?;
+    load_rest(&mut r)
 }
 
 /// The sections after the matcher tables: entities, upstream facts, topics, index files.
@@ -623,7 +640,7 @@ mod tests {
         let (a, b) = (kb.upstream(), engine.knowledge().upstream());
         assert_eq!((&a.gates, &a.keps, &a.metrics, &a.releases), (&b.gates, &b.keps, &b.metrics, &b.releases));
         // Compiling what was loaded gives the same bytes: nothing is lost or reordered.
-        let again = compile(&kb, &index).expect("compiles again");
+        let again = compile(&kb, &index, &prepared).expect("compiles again");
         let differs = again.iter().zip(&bytes).position(|(a, b)| a != b).or((again.len() != bytes.len()).then(|| again.len().min(bytes.len())));
         assert_eq!(differs, None, "compiled again: {} bytes against {}", again.len(), bytes.len());
     }

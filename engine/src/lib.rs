@@ -278,7 +278,7 @@ impl Engine {
     /// any is an error (overlay problems carry the overlay's file:line); index errors.
     pub fn from_compiled_with_overlay(bytes: &[u8], overlay: impl IntoIterator<Item = SourceFile>) -> Result<(Engine, Vec<Diagnostic>), EngineError> {
         // The stored matcher tables are of the built-in failure modes only: rebuilt below.
-        let compiled::Loaded { kb, mut index, .. } = compiled::load(bytes)?;
+        let (kb, mut index) = compiled::load_base(bytes)?;
         let (kb, added, diags) = knowledge::load_overlay(kb, overlay);
         if diags.iter().any(|d| d.severity == Severity::Error) {
             return Err(EngineError::Invalid(diags));
@@ -294,7 +294,7 @@ impl Engine {
     /// # Errors
     /// [`EngineError::Compiled`] when the index files cannot be read.
     pub fn compile(&self) -> Result<Vec<u8>, EngineError> {
-        Ok(compiled::compile(&self.kb, &self.index)?)
+        Ok(compiled::compile(&self.kb, &self.index, &self.matcher.text)?)
     }
 
     fn assemble(kb: KnowledgeBase, index: SearchIndex, matcher: Matcher) -> Engine {
