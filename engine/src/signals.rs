@@ -135,7 +135,7 @@ pub struct Template {
     /// The compiled expression, built on the first [`Template::find`] that needs it: an input
     /// reaches only the few templates whose required word it contains, so a one-shot `why`
     /// compiles a handful instead of about 2,000 (issue 13). `None` inside when the
-    /// expression is over the regex size limit (the template then never matches).
+    /// expression is over the regex size limit (the template then matches only partially).
     pub(crate) regex: std::sync::OnceLock<Option<Regex>>,
     /// The longest literal part, normalised (used for partial matches of truncated pastes).
     pub(crate) longest: String,
