@@ -417,9 +417,9 @@ pub fn load_engine_with(extra: Option<&std::path::Path>, builtin: bool) -> anyho
     let compiled = if builtin { compiled_builtin()? } else { std::borrow::Cow::Borrowed(&[][..]) };
     let loaded = if !compiled.is_empty() {
         if more.is_empty() {
-            Engine::from_compiled(&compiled).map(|e| (e, Vec::new()))
+            Engine::from_compiled(compiled).map(|e| (e, Vec::new()))
         } else {
-            Engine::from_compiled_with_overlay(&compiled, more)
+            Engine::from_compiled_with_overlay(compiled, more)
         }
     } else {
         // No compiled knowledge (`--no-builtin`, or built-in knowledge with errors): parse.

@@ -14,7 +14,8 @@ fn main() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR for build scripts")).join("knowledge.bin");
     let files = kubewhy_engine::knowledge::sources_from(kubewhy_knowledge::files());
     let bytes = match kubewhy_engine::Engine::from_sources(files) {
-        Ok((engine, _warnings)) => match engine.compile() {
+        // What a binary decodes on demand is checked here once: every entity decodes.
+        Ok((engine, _warnings)) => match engine.compile().and_then(|b| kubewhy_engine::compiled::verify(b.clone()).map(|()| b).map_err(Into::into)) {
             Ok(b) => b,
             Err(e) => {
                 println!("cargo:warning=the built-in knowledge could not be compiled ({e}); kubewhy will parse it at run time");

@@ -1,37 +1,55 @@
 //! The knowledge compiled ahead of time (issue 13): the validated entities, the upstream
-//! facts, the topic map and the full-text index, in one compact byte string that
-//! [`compile`] writes at build time and [`load`] reads back at start-up, so a one-shot
-//! `kubewhy why` decodes the knowledge instead of parsing and validating 1,600 Markdown and
-//! TOML files and rebuilding the index on every run.
+//! facts, the topic map, the full-text index and the diagnosis's matcher tables, in one
+//! compact byte string that [`compile`] writes at build time and [`load`] reads back at
+//! start-up, so a one-shot `kubewhy why` neither parses and validates 1,600 Markdown and TOML
+//! files nor rebuilds the index and the matcher on every run.
 //!
 //! The format is private to one build of the engine: the bytes are produced by the same
 //! source that reads them (the `kubewhy-compiled` crate's build script), so it carries no
-//! compatibility promise, only a magic string and a [`FORMAT`] number that [`load`] checks.
+//! compatibility promise, only a magic string and a [`FORMAT`] number that [`load`] checks,
+//! and a checksum of everything after them.
 //!
-//! Layout: the magic `kubewhy-compiled\n`, the format number, then the sections in order —
-//! the matcher tables ([`Prepared`], without the alias automaton), entities, upstream facts,
-//! topics, index files. Integers are little-endian (`u32`/`u64`/ `i64`, `f64` as its bits),
-//! strings and byte strings a `u32` length then the bytes, a
-//! sequence its `u32` count then its items, an option a `0`/`1` byte then the value.
-//! Front-matter key lines (used to point lint diagnostics at a key) are not kept: the
+//! Layout: the magic `kubewhy-compiled\n`, the format number, the checksum (`u64`, see
+//! `checksum`), then the sections in order:
+//! - the matcher (every table of [`Matcher`], automata included);
+//! - the entity table: the count `n`, each entity's kind (one byte), the `n + 1` offsets
+//!   (from the start of the bytes) where each entity's encoding starts and the last ends,
+//!   and a hash table of their places by id (open addressing, see `id_slots`), for look-ups
+//!   by id without decoding;
+//! - the entities' encodings, one after the other (each starts with its id);
+//! - the upstream facts and the topic map, each a length then its encoding;
+//! - the index files (path, bytes).
+//!
+//! Integers are little-endian (`u32`/`u64`/ `i64`, `f64` as its bits), strings and byte
+//! strings a `u32` length then the bytes, a sequence its `u32` count then its items, an option
+//! a `0`/`1` byte then the value, a hash map its entries sorted by key.
+//!
+//! [`load`] decodes the matcher and opens the index; entities, upstream facts and topics are
+//! decoded when first asked for ([`Lazy`]), so a diagnosis decodes only the candidates it
+//! shows. Front-matter key lines (used to point lint diagnostics at a key) are not kept: the
 //! built-in knowledge is validated when it is compiled, and a diagnostic found later about a
 //! built-in entity points at the entity's first line.
 
-use crate::diagnose::Prepared;
+use crate::diagnose::{Matcher, Prepared, SymptomTable};
 use crate::knowledge::{KnowledgeBase, Topic, Upstream};
 use crate::model::{
     ContextCue, CueKind, Entity, FailureModeData, Kind, KindData, Level, Location, SignalKind, SymptomData, Version, VersionRange,
 };
+use crate::patterns::{PatternSet, PatternSetParts};
 use crate::search::SearchIndex;
-use crate::signals::Template;
+use crate::signals::{Template, TemplateIndex, Vocabulary};
 use crate::upstream::{FeatureGate, GateStep, Kep, Release, UpstreamMetric};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, OnceLock};
 
 /// The first bytes of every compiled knowledge file.
 pub const MAGIC: &[u8] = b"kubewhy-compiled\n";
 
 /// Version of the layout; [`load`] refuses any other.
-pub const FORMAT: u32 = 3;
+pub const FORMAT: u32 = 4;
+
+/// Where the sections start: after the magic, the format number and the checksum.
+const HEADER: usize = MAGIC.len() + 4 + 8;
 
 /// Errors of [`compile`] and [`load`].
 #[derive(Debug, thiserror::Error)]
@@ -39,7 +57,7 @@ pub enum CompiledError {
     /// The bytes do not start with [`MAGIC`] and [`FORMAT`].
     #[error("not compiled kubewhy knowledge of format {FORMAT} (wrong magic or format number)")]
     Format,
-    /// The bytes end early or hold an impossible value.
+    /// The bytes end early, hold an impossible value or do not match their checksum.
     #[error("compiled knowledge is corrupt at byte {offset}: {what}")]
     Corrupt {
         /// Offset of the value that could not be read.
@@ -52,112 +70,443 @@ pub enum CompiledError {
     Search(#[from] crate::search::SearchError),
 }
 
-/// Serialises `kb`, `index` (built over `kb`) and `prepared` (the matcher tables of `kb`:
-/// [`Prepared::new`], or those an engine's matcher already holds) into the compiled form.
+/// Compiled knowledge bytes that a loaded knowledge base keeps to decode entities on demand:
+/// the bytes embedded in the binary, or bytes read from a file.
+#[derive(Clone)]
+pub enum Bytes {
+    /// Bytes that live as long as the program (embedded with `include_bytes!`).
+    Static(&'static [u8]),
+    /// Bytes owned at run time, shared by the knowledge base and the index.
+    Shared(Arc<Vec<u8>>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Static(b) => b,
+            Bytes::Shared(b) => b,
+        }
+    }
+}
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} compiled bytes", self.len())
+    }
+}
+
+impl From<&'static [u8]> for Bytes {
+    fn from(b: &'static [u8]) -> Bytes {
+        Bytes::Static(b)
+    }
+}
+
+impl From<Vec<u8>> for Bytes {
+    fn from(b: Vec<u8>) -> Bytes {
+        Bytes::Shared(Arc::new(b))
+    }
+}
+
+impl From<std::borrow::Cow<'static, [u8]>> for Bytes {
+    fn from(b: std::borrow::Cow<'static, [u8]>) -> Bytes {
+        match b {
+            std::borrow::Cow::Borrowed(b) => Bytes::Static(b),
+            std::borrow::Cow::Owned(b) => b.into(),
+        }
+    }
+}
+
+/// Serialises `kb`, `index` (built over `kb`) and `matcher` (built over `kb`) into the
+/// compiled form.
 ///
 /// # Errors
 /// [`CompiledError::Search`] when the index files cannot be read.
-pub fn compile(kb: &KnowledgeBase, index: &SearchIndex, prepared: &Prepared) -> Result<Vec<u8>, CompiledError> {
+pub fn compile(kb: &KnowledgeBase, index: &SearchIndex, matcher: &Matcher) -> Result<Vec<u8>, CompiledError> {
     let mut w = Writer(Vec::with_capacity(16 << 20));
     w.0.extend_from_slice(MAGIC);
     FORMAT.put(&mut w);
-    prepared.put(&mut w);
+    0u64.put(&mut w);
+    matcher.put(&mut w);
     let (entities, upstream, topics) = kb.parts();
-    entities.put(&mut w);
-    upstream.put(&mut w);
-    topics.put(&mut w);
+    (entities.len() as u32).put(&mut w);
+    for e in entities {
+        e.kind.put(&mut w);
+    }
+    // The offsets are known once the entities are written: reserve them, fill them in after.
+    let starts_at = w.0.len();
+    w.0.resize(starts_at + 4 * (entities.len() + 1), 0);
+    put_u32s(&mut w, &id_slots(entities.iter().map(|e| e.id.as_bytes())));
+    let mut starts = Vec::with_capacity(entities.len() + 1);
+    for e in entities {
+        starts.push(w.0.len() as u32);
+        e.put(&mut w);
+    }
+    starts.push(w.0.len() as u32);
+    for (k, s) in starts.iter().enumerate() {
+        w.0[starts_at + 4 * k..starts_at + 4 * k + 4].copy_from_slice(&s.to_le_bytes());
+    }
+    let mut section = Writer(Vec::new());
+    upstream.put(&mut section);
+    w.bytes(&section.0);
+    section.0.clear();
+    topics.to_vec().put(&mut section);
+    w.bytes(&section.0);
     let files = index.files()?;
     (files.len() as u32).put(&mut w);
     for (path, bytes) in &files {
         path.put(&mut w);
         w.bytes(bytes);
     }
+    let sum = checksum(&w.0[HEADER..]);
+    w.0[HEADER - 8..HEADER].copy_from_slice(&sum.to_le_bytes());
     Ok(w.0)
+}
+
+/// An empty slot of the id table.
+const NO_ENTITY: u32 = u32::MAX;
+
+/// FNV-1a over an id's bytes: the hash of the id table.
+fn id_hash(id: &[u8]) -> u64 {
+    id.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The id table: a power of two of slots at least twice the number of ids, each id's place
+/// in the first free slot from its hash (linear probing), [`NO_ENTITY`] elsewhere.
+fn id_slots<'a>(ids: impl ExactSizeIterator<Item = &'a [u8]>) -> Vec<u32> {
+    let mut slots = vec![NO_ENTITY; (2 * ids.len()).max(2).next_power_of_two()];
+    let mask = slots.len() - 1;
+    for (i, id) in ids.enumerate() {
+        let mut k = id_hash(id) as usize & mask;
+        while slots[k] != NO_ENTITY {
+            k = (k + 1) & mask;
+        }
+        slots[k] = i as u32;
+    }
+    slots
+}
+
+/// A 64-bit checksum of `b` (four multiply-rotate lanes over 8-byte words, then the tail):
+/// any change of one word changes it, and it runs at several GB/s, so [`load`] checks the
+/// whole file for about a millisecond. Not a defence against a crafted file.
+fn checksum(b: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut lanes = [0x243F_6A88_85A3_08D3u64, 0x1319_8A2E_0370_7344, 0xA409_3822_299F_31D0, 0x082E_FA98_EC4E_6C89];
+    let mut blocks = b.chunks_exact(32);
+    for block in &mut blocks {
+        for (lane, word) in lanes.iter_mut().zip(block.chunks_exact(8)) {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(word);
+            *lane = (*lane ^ u64::from_le_bytes(a)).wrapping_mul(K).rotate_left(31);
+        }
+    }
+    let mut h = (b.len() as u64).wrapping_mul(K);
+    for lane in lanes {
+        h = (h ^ lane).wrapping_mul(K).rotate_left(27);
+    }
+    for &x in blocks.remainder() {
+        h = (h ^ u64::from(x)).wrapping_mul(K).rotate_left(23);
+    }
+    h ^ (h >> 32)
 }
 
 /// Compiled knowledge read back by [`load`].
 #[derive(Debug)]
 pub struct Loaded {
-    /// The knowledge base.
+    /// The knowledge base (entities, upstream facts and topics decoded on first use).
     pub kb: KnowledgeBase,
     /// Its full-text index.
     pub index: SearchIndex,
-    /// Its matcher tables (see [`crate::diagnose::Matcher::with_prepared`]), alias automaton
-    /// built.
-    pub prepared: Prepared,
+    /// Its matcher.
+    pub matcher: Matcher,
 }
 
-/// Reads the compiled form back into a knowledge base, its index and its matcher tables.
+/// Checks the header and the checksum; returns a reader positioned at the first section.
+fn open(bytes: &[u8]) -> Result<Reader<'_>, CompiledError> {
+    let rest = bytes.strip_prefix(MAGIC).ok_or(CompiledError::Format)?;
+    let mut r = Reader { buf: rest, pos: 0, base: MAGIC.len() };
+    if u32::get(&mut r)? != FORMAT {
+        return Err(CompiledError::Format);
+    }
+    let sum = u64::get(&mut r)?;
+    if checksum(&bytes[HEADER..]) != sum {
+        return Err(CompiledError::Corrupt { offset: HEADER - 8, what: "bytes that match their checksum" });
+    }
+    Ok(r)
+}
+
+/// Reads the compiled form back: decodes the matcher, opens the index and makes a knowledge
+/// base that decodes entities when they are first asked for.
 ///
-/// The entities are decoded on a second thread while the alias automaton is built and the
-/// diagnosis's regular expressions compiled ([`crate::diagnose::warm_up`]): they are the
-/// largest parts of a one-shot start-up and independent of each other.
+/// The process-wide regular expressions of a diagnosis ([`crate::diagnose::warm_up`]) compile
+/// on a second thread meanwhile: a one-shot `why` would otherwise compile them on its
+/// critical path.
 ///
 /// # Errors
 /// [`CompiledError::Format`] for bytes of another format, [`CompiledError::Corrupt`] with the
-/// offset when they end early, hold an impossible value or tables that do not fit the
-/// entities, [`CompiledError::Search`] when the index does not open.
-pub fn load(bytes: &[u8]) -> Result<Loaded, CompiledError> {
-    let rest = bytes.strip_prefix(MAGIC).ok_or(CompiledError::Format)?;
-    let mut r = Reader { buf: rest, pos: 0, base: MAGIC.len() };
-    if u32::get(&mut r)? != FORMAT {
-        return Err(CompiledError::Format);
-    }
-    let prepared = Prepared::get(&mut r)?;
-    let prepared_end = r.base + r.pos;
-    // The entities decode on the second thread, the automaton is built on this one: what the
-    // automaton's construction frees is then reused by this thread's later allocations (the
-    // matcher, the diagnosis) instead of staying resident in another thread's arena.
-    let (rest, prepared) = std::thread::scope(|s| {
-        let rest = s.spawn(move || load_rest(&mut r));
-        let prepared = prepared.with_automaton();
-        crate::diagnose::warm_up();
-        (rest.join(), prepared)
-    });
-    // Decoding returns errors for bad bytes; a panic there would be a bug, reported as corrupt data.
-    let (kb, index) = rest.map_err(|_| CompiledError::Corrupt { offset: prepared_end, what: "entities, upstream facts, topics and index files" })??;
-    if !prepared.fits(kb.of_kind(crate::model::Kind::FailureMode).count(), kb.of_kind(crate::model::Kind::Symptom).count()) {
-        return Err(CompiledError::Corrupt { offset: prepared_end, what: "matcher tables that fit the failure modes" });
-    }
-    Ok(Loaded { kb, index, prepared })
+/// offset when they do not match their checksum, end early, hold an impossible value or
+/// tables that do not fit the entities, [`CompiledError::Search`] when the index does not open.
+pub fn load(bytes: impl Into<Bytes>) -> Result<Loaded, CompiledError> {
+    let bytes: Bytes = bytes.into();
+    std::thread::scope(|s| {
+        let warm = s.spawn(crate::diagnose::warm_up);
+        let loaded = load_parts(&bytes);
+        // A panic while compiling fixed expressions would be a bug; diagnoses compile them again.
+        let _ = warm.join();
+        let (lazy, index, matcher) = loaded?;
+        Ok(Loaded { kb: KnowledgeBase::from_lazy(lazy), index, matcher })
+    })
 }
 
-/// Reads the compiled form back into a knowledge base and its index only, for a base that an
-/// overlay will change (its matcher tables would not fit the merged failure modes): the stored
-/// tables are skipped and no automaton is built.
+fn load_parts(bytes: &Bytes) -> Result<(Lazy, SearchIndex, Matcher), CompiledError> {
+    let mut r = open(bytes)?;
+    let matcher_at = r.base + r.pos;
+    let matcher = Matcher::get(&mut r)?;
+    let (lazy, index) = load_rest(bytes, &mut r, false)?;
+    let fms: Vec<usize> = (0..lazy.len()).filter(|&i| lazy.kind(i) == Kind::FailureMode).collect();
+    let symptoms = lazy.kinds.iter().filter(|&&k| k == Kind::Symptom).count();
+    let same_ids = fms.len() == matcher.fm_ids.len() && fms.iter().zip(&matcher.fm_ids).all(|(&i, id)| lazy.id(i) == id);
+    if !same_ids || !matcher.fits(symptoms) {
+        return Err(CompiledError::Corrupt { offset: matcher_at, what: "matcher tables that fit the entities" });
+    }
+    Ok((lazy, index, matcher))
+}
+
+/// Reads the compiled form back into a knowledge base and its index only, every entity
+/// decoded, for a base that an overlay will change (its matcher would not fit the merged
+/// failure modes).
 ///
 /// # Errors
 /// As [`load`].
-pub fn load_base(bytes: &[u8]) -> Result<(KnowledgeBase, SearchIndex), CompiledError> {
-    let rest = bytes.strip_prefix(MAGIC).ok_or(CompiledError::Format)?;
-    let mut r = Reader { buf: rest, pos: 0, base: MAGIC.len() };
-    if u32::get(&mut r)? != FORMAT {
-        return Err(CompiledError::Format);
-    }
-    Prepared::get(&mut r)?;
-    load_rest(&mut r)
+pub fn load_base(bytes: impl Into<Bytes>) -> Result<(KnowledgeBase, SearchIndex), CompiledError> {
+    let bytes: Bytes = bytes.into();
+    let mut r = open(&bytes)?;
+    Matcher::get(&mut r)?;
+    let (lazy, index) = load_rest(&bytes, &mut r, true)?;
+    let (entities, upstream, topics) = lazy.decode_all()?;
+    let kb = KnowledgeBase::from_parts(entities, upstream, topics).map_err(|_| CompiledError::Corrupt { offset: 0, what: "distinct entity ids" })?;
+    Ok((kb, index))
 }
 
-/// The sections after the matcher tables: entities, upstream facts, topics, index files.
-fn load_rest(r: &mut Reader<'_>) -> Result<(KnowledgeBase, SearchIndex), CompiledError> {
-    let entities = Vec::<Entity>::get(r)?;
-    let upstream = Upstream::get(r)?;
-    let topics = Vec::<(Topic, Location)>::get(r)?;
-    let n = r.len("index file count")?;
-    let mut files = Vec::with_capacity(n);
-    for _ in 0..n {
+/// Every entity, upstream fact and topic of compiled bytes decoded, or the first error: what a
+/// lazily loaded knowledge base would decode over its life, checked at once (the build script
+/// checks what it embeds this way; [`load`] relies on the checksum).
+///
+/// # Errors
+/// As [`load`], and [`CompiledError::Corrupt`] for an entity that does not decode.
+pub fn verify(bytes: impl Into<Bytes>) -> Result<(), CompiledError> {
+    let (lazy, _, _) = load_parts(&bytes.into())?;
+    lazy.decode_all().map(|_| ())
+}
+
+/// The sections after the matcher: the entity table (checked), the lazy sections, the index
+/// (`writable`: copied into a RAM directory that can take a new segment).
+fn load_rest(bytes: &Bytes, r: &mut Reader<'_>, writable: bool) -> Result<(Lazy, SearchIndex), CompiledError> {
+    let n = r.len("entity count")?;
+    let kinds = (0..n).map(|_| Kind::get(r)).collect::<Result<Vec<_>, _>>()?;
+    let starts = r.take(4 * (n + 1), "entity offsets")?.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<u32>>();
+    let slots_at = r.base + r.pos;
+    let slots = get_u32s(r)?;
+    let entities_at = r.base + r.pos;
+    if starts[0] as usize != entities_at || starts.windows(2).any(|w| w[0] >= w[1]) || !slots.len().is_power_of_two() || slots.len() <= n {
+        return Err(r.corrupt("entity offsets in order"));
+    }
+    r.take(starts[n] as usize - entities_at, "entities")?;
+    let upstream = r.take_bytes("upstream facts")?;
+    let upstream_at = upstream.as_ptr() as usize - bytes.as_ptr() as usize;
+    let topics = r.take_bytes("topics")?;
+    let topics_at = topics.as_ptr() as usize - bytes.as_ptr() as usize;
+    let lazy = Lazy {
+        bytes: bytes.clone(),
+        kinds,
+        starts,
+        slots,
+        cells: (0..n).map(|_| OnceLock::new()).collect(),
+        all: OnceLock::new(),
+        upstream_at: (upstream_at, upstream_at + upstream.len()),
+        topics_at: (topics_at, topics_at + topics.len()),
+        upstream: OnceLock::new(),
+        topics: OnceLock::new(),
+    };
+    // Every id readable (an entity's encoding starts with its id), and found at its own place
+    // by a look-up (so the ids are distinct and the table holds each entity once).
+    let table = CompiledError::Corrupt { offset: slots_at, what: "a table of distinct entity ids" };
+    if lazy.slots.iter().filter(|&&i| i != NO_ENTITY).count() != n {
+        return Err(table);
+    }
+    for i in 0..n {
+        if lazy.read_id(i).is_none() {
+            return Err(CompiledError::Corrupt { offset: lazy.starts[i] as usize, what: "entity id" });
+        }
+        if lazy.position(lazy.id(i)) != Some(i) {
+            return Err(table);
+        }
+    }
+    let count = r.len("index file count")?;
+    let mut files = Vec::with_capacity(count);
+    for _ in 0..count {
         let path = String::get(r)?;
-        // Borrowed: the RAM directory makes the one copy the index keeps.
         let data = r.take_bytes("index file")?;
-        files.push((path, data));
+        let at = data.as_ptr() as usize - bytes.as_ptr() as usize;
+        files.push((path, at..at + data.len()));
     }
     if r.pos != r.buf.len() {
         return Err(r.corrupt("the end of the data"));
     }
-    let kb = KnowledgeBase::from_parts(entities, upstream, topics).map_err(|_| CompiledError::Corrupt { offset: 0, what: "distinct entity ids" })?;
     // tantivy trusts its files and can panic on damaged ones: a damaged file is an error here.
-    let index = std::panic::catch_unwind(|| SearchIndex::from_files(&files)).map_err(|_| CompiledError::Corrupt { offset: 0, what: "index files tantivy can open" })??;
-    Ok((kb, index))
+    // A writable index (an overlay adds to it) is copied into RAM; else it is read in place.
+    let open = || match writable {
+        true => SearchIndex::from_files(&files.iter().map(|(p, at)| (p.clone(), &bytes[at.clone()])).collect::<Vec<_>>()),
+        false => SearchIndex::from_shared(bytes.clone(), &files),
+    };
+    let index = std::panic::catch_unwind(open)
+        .map_err(|_| CompiledError::Corrupt { offset: 0, what: "index files tantivy can open" })??;
+    Ok((lazy, index))
+}
+
+/// The entities, upstream facts and topics of compiled knowledge, decoded on first use (see
+/// [`KnowledgeBase`]'s accessors): a one-shot diagnosis decodes a few dozen entities of
+/// thousands. Entities asked for one by one are decoded one by one; asking for all decodes
+/// all once.
+///
+/// The bytes were checked against their checksum when loaded, and were checked to decode when
+/// compiled, so decoding cannot fail short of a bug: then it panics with the offset.
+pub struct Lazy {
+    bytes: Bytes,
+    /// Per entity: its kind.
+    kinds: Vec<Kind>,
+    /// Per entity plus one: where its encoding starts in `bytes` (the last: where it ends).
+    starts: Vec<u32>,
+    /// The hash table of entity places by id (see `id_slots`).
+    slots: Vec<u32>,
+    /// Entities decoded one by one.
+    cells: Vec<OnceLock<Box<Entity>>>,
+    /// Every entity, decoded on the first call of [`Lazy::all`].
+    all: OnceLock<Vec<Entity>>,
+    upstream_at: (usize, usize),
+    topics_at: (usize, usize),
+    upstream: OnceLock<Upstream>,
+    topics: OnceLock<Vec<(Topic, Location)>>,
+}
+
+impl std::fmt::Debug for Lazy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let decoded = self.cells.iter().filter(|c| c.get().is_some()).count();
+        write!(f, "Lazy {{ {} entities, {decoded} decoded one by one, all decoded: {} }}", self.len(), self.all.get().is_some())
+    }
+}
+
+impl Lazy {
+    /// Number of entities.
+    pub(crate) fn len(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// How many entities were decoded one by one, of how many, and whether all were decoded.
+    pub(crate) fn decoded(&self) -> (usize, usize, bool) {
+        (self.cells.iter().filter(|c| c.get().is_some()).count(), self.len(), self.all.get().is_some())
+    }
+
+    /// The kind of entity `i` (in file order).
+    pub(crate) fn kind(&self, i: usize) -> Kind {
+        self.kinds[i]
+    }
+
+    /// The id of entity `i`, read in place.
+    pub(crate) fn id(&self, i: usize) -> &str {
+        self.read_id(i).unwrap_or("")
+    }
+
+    fn read_id(&self, i: usize) -> Option<&str> {
+        std::str::from_utf8(self.id_bytes(i)?).ok()
+    }
+
+    /// The bytes of the id of entity `i` (UTF-8, checked when loaded).
+    fn id_bytes(&self, i: usize) -> Option<&[u8]> {
+        let at = *self.starts.get(i)? as usize;
+        let len = u32::from_le_bytes(self.bytes.get(at..at + 4)?.try_into().ok()?) as usize;
+        self.bytes.get(at + 4..at + 4 + len)
+    }
+
+    /// The place of the entity with this id, if any: one hash and, almost always, one
+    /// comparison.
+    pub(crate) fn position(&self, id: &str) -> Option<usize> {
+        let id = id.as_bytes();
+        let mask = self.slots.len() - 1;
+        let mut k = id_hash(id) as usize & mask;
+        // The table is at most half full: an empty slot ends every probe sequence.
+        for _ in 0..self.slots.len() {
+            let i = self.slots[k];
+            if i == NO_ENTITY {
+                return None;
+            }
+            if self.id_bytes(i as usize) == Some(id) {
+                return Some(i as usize);
+            }
+            k = (k + 1) & mask;
+        }
+        None
+    }
+
+    /// Entity `i`, decoded now if it was not.
+    ///
+    /// # Panics
+    /// If its bytes do not decode (see the type's documentation).
+    pub(crate) fn entity(&self, i: usize) -> &Entity {
+        if let Some(all) = self.all.get() {
+            return &all[i];
+        }
+        self.cells[i].get_or_init(|| Box::new(self.decode(i).unwrap_or_else(|e| panic!("{e}"))))
+    }
+
+    /// Every entity, in file order, decoded once.
+    ///
+    /// # Panics
+    /// As [`Lazy::entity`].
+    pub(crate) fn all(&self) -> &[Entity] {
+        self.all.get_or_init(|| (0..self.len()).map(|i| self.decode(i).unwrap_or_else(|e| panic!("{e}"))).collect())
+    }
+
+    /// The upstream facts, decoded once.
+    ///
+    /// # Panics
+    /// As [`Lazy::entity`].
+    pub(crate) fn upstream(&self) -> &Upstream {
+        self.upstream.get_or_init(|| self.section(self.upstream_at).unwrap_or_else(|e| panic!("{e}")))
+    }
+
+    /// The topics, decoded once.
+    ///
+    /// # Panics
+    /// As [`Lazy::entity`].
+    pub(crate) fn topics(&self) -> &[(Topic, Location)] {
+        self.topics.get_or_init(|| self.section(self.topics_at).unwrap_or_else(|e| panic!("{e}")))
+    }
+
+    fn decode(&self, i: usize) -> Result<Entity, CompiledError> {
+        let (a, b) = (self.starts[i] as usize, self.starts[i + 1] as usize);
+        let mut r = Reader { buf: &self.bytes[a..b], pos: 0, base: a };
+        let e = Entity::get(&mut r)?;
+        if r.pos != r.buf.len() || e.kind != self.kinds[i] {
+            return Err(r.corrupt("the end of an entity of its kind"));
+        }
+        Ok(e)
+    }
+
+    fn section<T: Codec>(&self, (a, b): (usize, usize)) -> Result<T, CompiledError> {
+        let mut r = Reader { buf: &self.bytes[a..b], pos: 0, base: a };
+        let v = T::get(&mut r)?;
+        if r.pos != r.buf.len() {
+            return Err(r.corrupt("the end of a section"));
+        }
+        Ok(v)
+    }
+
+    /// Every entity, the upstream facts and the topics, decoded now.
+    fn decode_all(&self) -> Result<(Vec<Entity>, Upstream, Vec<(Topic, Location)>), CompiledError> {
+        let entities = (0..self.len()).map(|i| self.decode(i)).collect::<Result<Vec<_>, _>>()?;
+        Ok((entities, self.section(self.upstream_at)?, self.section(self.topics_at)?))
+    }
 }
 
 /// The output buffer.
@@ -368,9 +717,18 @@ struct_codec!(Topic { area, topic, entities });
 
 impl Codec for Prepared {
     fn put(&self, w: &mut Writer) {
-        // Every field but the automaton and the template index, built on load.
-        let Prepared { alias_patterns, alias_pattern_df, alias_ids, cue_words, ruled_out_words, alias_tokens, alias_vocab, templates, symptom_texts, alias_automaton: _, template_index: _ } =
-            self;
+        let Prepared {
+            alias_patterns,
+            alias_pattern_df,
+            alias_ids,
+            cue_words,
+            ruled_out_words,
+            alias_tokens,
+            alias_vocab,
+            templates,
+            symptom_texts,
+            alias_automaton,
+        } = self;
         alias_patterns.put(w);
         alias_pattern_df.put(w);
         alias_ids.put(w);
@@ -380,6 +738,7 @@ impl Codec for Prepared {
         alias_vocab.put(w);
         templates.put(w);
         symptom_texts.put(w);
+        alias_automaton.put(w);
     }
     fn get(r: &mut Reader<'_>) -> Result<Self, CompiledError> {
         Ok(Prepared {
@@ -392,9 +751,177 @@ impl Codec for Prepared {
             alias_vocab: Codec::get(r)?,
             templates: Codec::get(r)?,
             symptom_texts: Codec::get(r)?,
-            alias_automaton: None,
-            template_index: None,
+            alias_automaton: Codec::get(r)?,
         })
+    }
+}
+
+impl Codec for Matcher {
+    fn put(&self, w: &mut Writer) {
+        // The three look-up maps by name (`symptom_at`, `fm_ordinal`, `alias_vocab`) are
+        // rebuilt from the tables they index.
+        let Matcher {
+            text,
+            template_index,
+            vocab,
+            symptoms,
+            symptom_at: _,
+            symptoms_by_reason,
+            symptoms_by_code,
+            metric_symptoms,
+            fm_ids,
+            fm_ordinal: _,
+            fm_context,
+            fm_applies,
+            causes,
+            alias_vocab: _,
+            hub_causes,
+            hub_checks,
+        } = self;
+        text.put(w);
+        template_index.put(w);
+        vocab.put(w);
+        symptoms.put(w);
+        symptoms_by_reason.put(w);
+        symptoms_by_code.put(w);
+        metric_symptoms.put(w);
+        fm_ids.put(w);
+        fm_context.put(w);
+        fm_applies.put(w);
+        causes.put(w);
+        hub_causes.put(w);
+        hub_checks.put(w);
+    }
+    fn get(r: &mut Reader<'_>) -> Result<Self, CompiledError> {
+        let text = Prepared::get(r)?;
+        let template_index = Codec::get(r)?;
+        let vocab = Codec::get(r)?;
+        let symptoms: Vec<SymptomTable> = Codec::get(r)?;
+        let symptoms_by_reason = Codec::get(r)?;
+        let symptoms_by_code = Codec::get(r)?;
+        let metric_symptoms = Codec::get(r)?;
+        let fm_ids: Vec<String> = Codec::get(r)?;
+        Ok(Matcher {
+            symptom_at: symptoms.iter().enumerate().map(|(n, s)| (s.id.clone(), n)).collect(),
+            fm_ordinal: fm_ids.iter().enumerate().map(|(n, id)| (id.clone(), n)).collect(),
+            alias_vocab: text.alias_vocab.iter().enumerate().map(|(n, t)| (t.clone(), n)).collect(),
+            text,
+            template_index,
+            vocab,
+            symptoms,
+            symptoms_by_reason,
+            symptoms_by_code,
+            metric_symptoms,
+            fm_ids,
+            fm_context: Codec::get(r)?,
+            fm_applies: Codec::get(r)?,
+            causes: Codec::get(r)?,
+            hub_causes: Codec::get(r)?,
+            hub_checks: Codec::get(r)?,
+        })
+    }
+}
+
+struct_codec!(SymptomTable { id, fms, template_df, literal_len, reason_df, code_df });
+struct_codec!(TemplateIndex { automaton, owners, always, len });
+
+impl Codec for Vocabulary {
+    fn put(&self, w: &mut Writer) {
+        self.event_reasons.put(w);
+        self.status_reasons.put(w);
+        self.metrics.put(w);
+        self.metrics_automaton().put(w);
+    }
+    fn get(r: &mut Reader<'_>) -> Result<Self, CompiledError> {
+        let v = Vocabulary { event_reasons: Codec::get(r)?, status_reasons: Codec::get(r)?, metrics: Codec::get(r)?, ..Vocabulary::default() };
+        let automaton = PatternSet::get(r)?;
+        if automaton.len() != v.metrics.len() {
+            return Err(r.corrupt("a metric automaton of the metric names"));
+        }
+        let _ = v.metrics_automaton.set(automaton);
+        Ok(v)
+    }
+}
+
+impl Codec for PatternSet {
+    fn put(&self, w: &mut Writer) {
+        let PatternSetParts { patterns, root, edge_start, edge_bytes, edge_next, fail, out_start, out_patterns, dict } = self.parts();
+        patterns.put(w);
+        for t in [&root, &edge_start, &edge_next, &fail, &out_start, &out_patterns, &dict] {
+            put_u32s(w, t);
+        }
+        w.bytes(&edge_bytes);
+    }
+    fn get(r: &mut Reader<'_>) -> Result<Self, CompiledError> {
+        let at = r.base + r.pos;
+        let parts = PatternSetParts {
+            patterns: u32::get(r)?,
+            root: get_u32s(r)?,
+            edge_start: get_u32s(r)?,
+            edge_next: get_u32s(r)?,
+            fail: get_u32s(r)?,
+            out_start: get_u32s(r)?,
+            out_patterns: get_u32s(r)?,
+            dict: get_u32s(r)?,
+            edge_bytes: r.take_bytes("automaton edge labels")?.to_vec(),
+        };
+        PatternSet::from_parts(parts).map_err(|what| CompiledError::Corrupt { offset: at, what })
+    }
+}
+
+/// A table of `u32`s as one byte string (decoded in bulk).
+fn put_u32s(w: &mut Writer, v: &[u32]) {
+    (v.len() as u32).put(w);
+    for x in v {
+        w.0.extend_from_slice(&x.to_le_bytes());
+    }
+}
+
+fn get_u32s(r: &mut Reader<'_>) -> Result<Vec<u32>, CompiledError> {
+    let n = r.len("u32 table length")?;
+    let b = r.take(n.checked_mul(4).ok_or_else(|| r.corrupt("u32 table length"))?, "u32 table")?;
+    Ok(b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+impl<T: Codec + Ord> Codec for BTreeSet<T> {
+    fn put(&self, w: &mut Writer) {
+        (self.len() as u32).put(w);
+        for v in self {
+            v.put(w);
+        }
+    }
+    fn get(r: &mut Reader<'_>) -> Result<Self, CompiledError> {
+        let n = r.len("set length")?;
+        (0..n).map(|_| T::get(r)).collect()
+    }
+}
+
+impl<K: Codec + Eq + std::hash::Hash, V: Codec> Codec for HashMap<K, V> {
+    fn put(&self, w: &mut Writer) {
+        // Sorted by the keys' encodings, so that the same map gives the same bytes.
+        let mut entries: Vec<(Vec<u8>, &V)> = self
+            .iter()
+            .map(|(k, v)| {
+                let mut key = Writer(Vec::new());
+                k.put(&mut key);
+                (key.0, v)
+            })
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        (entries.len() as u32).put(w);
+        for (k, v) in entries {
+            w.0.extend_from_slice(&k);
+            v.put(w);
+        }
+    }
+    fn get(r: &mut Reader<'_>) -> Result<Self, CompiledError> {
+        let n = r.len("map length")?;
+        let mut m = HashMap::with_capacity(n);
+        for _ in 0..n {
+            let k = K::get(r)?;
+            m.insert(k, V::get(r)?);
+        }
+        Ok(m)
     }
 }
 
@@ -628,27 +1155,47 @@ mod tests {
     fn builtin_knowledge_round_trips_exactly() {
         let (engine, _) = Engine::from_sources(crate::knowledge::sources_from(kubewhy_knowledge::files())).expect("built-in knowledge loads");
         let bytes = engine.compile().expect("compiles");
-        let Loaded { kb, index, prepared } = load(&bytes).expect("loads");
+        verify(bytes.clone()).expect("every entity decodes");
+        let Loaded { kb, index, matcher } = load(bytes.clone()).expect("loads");
+        // Looked up one by one before all are decoded, then all at once.
+        let some = ["failure-mode/etcd-nospace-alarm", "component/kubelet", "symptom/failed-scheduling"];
+        for id in some {
+            assert_eq!(kb.get(id), engine.knowledge().get(id), "{id}");
+        }
+        assert_eq!(kb.get("component/no-such-thing"), None);
+        assert_eq!(kb.len(), engine.knowledge().len());
         assert_eq!(kb.entities(), engine.knowledge().entities());
-        // The stored matcher tables are those computed from the knowledge.
+        for id in some {
+            assert_eq!(kb.get(id), engine.knowledge().get(id), "{id} after decoding all");
+        }
+        // The stored matcher is the one computed from the knowledge.
         let (mut stored, mut computed) = (Writer(Vec::new()), Writer(Vec::new()));
-        prepared.put(&mut stored);
-        Prepared::new(&kb).put(&mut computed);
+        matcher.put(&mut stored);
+        Matcher::new(&kb).put(&mut computed);
         assert!(stored.0 == computed.0, "stored matcher tables differ from computed ones");
-        assert!(prepared.alias_automaton.is_some());
         assert_eq!(kb.topics(), engine.knowledge().topics());
         let (a, b) = (kb.upstream(), engine.knowledge().upstream());
         assert_eq!((&a.gates, &a.keps, &a.metrics, &a.releases), (&b.gates, &b.keps, &b.metrics, &b.releases));
         // Compiling what was loaded gives the same bytes: nothing is lost or reordered.
-        let again = compile(&kb, &index, &prepared).expect("compiles again");
+        let again = compile(&kb, &index, &matcher).expect("compiles again");
         let differs = again.iter().zip(&bytes).position(|(a, b)| a != b).or((again.len() != bytes.len()).then(|| again.len().min(bytes.len())));
         assert_eq!(differs, None, "compiled again: {} bytes against {}", again.len(), bytes.len());
     }
 
     #[test]
+    fn a_diagnosis_decodes_only_the_entities_it_shows() {
+        let (engine, _) = Engine::from_sources(crate::knowledge::sources_from(kubewhy_knowledge::files())).expect("built-in knowledge loads");
+        let compiled = Engine::from_compiled(engine.compile().expect("compiles")).expect("loads");
+        let d = compiled.diagnose("0/3 nodes are available: 3 Insufficient cpu.", DiagnoseOptions::default()).expect("diagnoses");
+        assert!(!d.candidates.is_empty());
+        let (decoded, total, all) = compiled.knowledge().decoded().expect("compiled knowledge decodes lazily");
+        assert!(!all && decoded > 0 && decoded * 10 < total, "{decoded} of {total} entities decoded (all: {all})");
+    }
+
+    #[test]
     fn loaded_engine_answers_like_the_parsed_one() {
         let (parsed, _) = Engine::from_sources(small()).expect("loads");
-        let compiled = Engine::from_compiled(&parsed.compile().expect("compiles")).expect("loads compiled");
+        let compiled = Engine::from_compiled(parsed.compile().expect("compiles")).expect("loads compiled");
         for input in ["etcdserver: mvcc: database space exceeded", "writes refused, we raised quota bytes", "etcd server"] {
             let a = serde_json::to_string(&parsed.diagnose(input, DiagnoseOptions::default()).expect("diagnoses")).expect("json");
             let b = serde_json::to_string(&compiled.diagnose(input, DiagnoseOptions::default()).expect("diagnoses")).expect("json");
@@ -661,21 +1208,28 @@ mod tests {
     fn damaged_bytes_give_errors_not_panics() {
         let (engine, _) = Engine::from_sources(small()).expect("loads");
         let bytes = engine.compile().expect("compiles");
-        assert!(matches!(load(b"not compiled"), Err(CompiledError::Format)));
+        assert!(matches!(load(&b"not compiled"[..]), Err(CompiledError::Format)));
         let mut wrong_format = bytes.clone();
         wrong_format[MAGIC.len()] ^= 0xff;
-        assert!(matches!(load(&wrong_format), Err(CompiledError::Format)));
+        assert!(matches!(load(wrong_format), Err(CompiledError::Format)));
         // Every truncation is refused with an error.
         for cut in (0..bytes.len()).step_by(7) {
-            assert!(load(&bytes[..cut]).is_err(), "truncated at {cut} loaded");
+            assert!(load(bytes[..cut].to_vec()).is_err(), "truncated at {cut} loaded");
         }
-        // A byte changed anywhere either still decodes or is an error; it never panics.
-        for at in (MAGIC.len() + 4..bytes.len()).step_by(13) {
+        // A byte changed anywhere after the magic is an error (the checksum); with the checksum
+        // made to match (a bug in the compiler), checking every entity still gives an error or
+        // passes, and never panics.
+        for at in (MAGIC.len()..bytes.len()).step_by(13) {
             let mut b = bytes.clone();
             b[at] = b[at].wrapping_add(0x5b);
-            let _ = load(&b);
+            assert!(load(b.clone()).is_err(), "byte {at} changed and loaded");
+            if at >= HEADER {
+                let sum = checksum(&b[HEADER..]);
+                b[HEADER - 8..HEADER].copy_from_slice(&sum.to_le_bytes());
+                let _ = verify(b);
+            }
         }
-        let e = load(&bytes[..bytes.len() - 1]).err().expect("short input is an error");
+        let e = load(bytes[..bytes.len() - 1].to_vec()).err().expect("short input is an error");
         assert!(e.to_string().contains("corrupt at byte"), "{e}");
     }
 
@@ -687,7 +1241,7 @@ mod tests {
             "mine/failure-modes/my-team-quota.md",
             "+++\nid = \"failure-mode/my-team-quota\"\ntitle = \"Team namespace quota exhausted by CI runners\"\narea = \"apiserver\"\ncomponents = [\"component/etcd\"]\nloops = [\"loop/etcd-backend\"]\nreferences = [\"local:ci/runners.go\"]\n[[symptom]]\nsignal = \"message\"\ntext = \"runner quota for team {team} is exhausted\"\nsource = \"local:ci/runners.go\"\n[[check]]\ntitle = \"Read the team quota\"\nlook_for = \"used equals hard\"\n[[fix]]\naction = \"Cap the CI runners\"\nrisk = \"low\"\n+++\nOur CI runners take the whole quota.\n",
         )];
-        let (engine, warnings) = Engine::from_compiled_with_overlay(&bytes, overlay).expect("overlay loads");
+        let (engine, warnings) = Engine::from_compiled_with_overlay(bytes.clone(), overlay).expect("overlay loads");
         assert!(warnings.iter().all(|d| d.severity == crate::knowledge::Severity::Warning));
         assert!(engine.knowledge().get("failure-mode/my-team-quota").is_some());
         let d = engine.diagnose("runner quota for team blue is exhausted", DiagnoseOptions::default()).expect("diagnoses");
@@ -698,11 +1252,11 @@ mod tests {
 
         // A duplicate id names both places; a broken overlay file names its file and line.
         let dup = vec![file("mine/components/etcd.md", "+++\nid = \"component/etcd\"\ntitle = \"etcd again\"\n+++\n")];
-        let Err(crate::EngineError::Invalid(diags)) = Engine::from_compiled_with_overlay(&bytes, dup) else { panic!("duplicate accepted") };
+        let Err(crate::EngineError::Invalid(diags)) = Engine::from_compiled_with_overlay(bytes.clone(), dup) else { panic!("duplicate accepted") };
         let text: Vec<String> = diags.iter().map(|d| d.to_string()).collect();
         assert!(text.iter().any(|t| t.contains("mine/components/etcd.md:1") && t.contains("components/etcd.md:1")), "{text:?}");
         let bad = vec![file("mine/failure-modes/bad.md", "+++\nid = \"failure-mode/bad\"\ntitle = \"Bad\"\narea = \"nowhere\"\n+++\n")];
-        let Err(crate::EngineError::Invalid(diags)) = Engine::from_compiled_with_overlay(&bytes, bad) else { panic!("bad area accepted") };
+        let Err(crate::EngineError::Invalid(diags)) = Engine::from_compiled_with_overlay(bytes.clone(), bad) else { panic!("bad area accepted") };
         assert!(diags.iter().any(|d| d.location.file == "mine/failure-modes/bad.md" && d.location.line > 1), "{diags:?}");
     }
 }

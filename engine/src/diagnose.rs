@@ -330,24 +330,31 @@ pub struct Matcher {
     /// ruled-out words, alias tokens, templates (its `template_index` is moved out below).
     pub(crate) text: Prepared,
     /// The templates' required words, to try only the templates that can match.
-    template_index: signals::TemplateIndex,
-    vocab: Vocabulary,
+    pub(crate) template_index: signals::TemplateIndex,
+    /// The reasons and metric names the extractor knows.
+    pub(crate) vocab: Vocabulary,
     /// The symptoms some failure mode manifests as, in knowledge order, with what scoring one
     /// needs (its failure modes and how many failure modes share its template, reason or code).
-    symptoms: Vec<SymptomTable>,
+    pub(crate) symptoms: Vec<SymptomTable>,
     /// symptom id → its place in `symptoms` (for the templates an input matched).
-    symptom_at: HashMap<String, usize>,
+    pub(crate) symptom_at: HashMap<String, usize>,
     /// reason → places in `symptoms` of the symptoms with that reason.
-    symptoms_by_reason: HashMap<String, Vec<usize>>,
+    pub(crate) symptoms_by_reason: HashMap<String, Vec<usize>>,
     /// (signal kind, code) → places in `symptoms` of the exit-code and HTTP-status symptoms.
-    symptoms_by_code: HashMap<(SignalKind, i64), Vec<usize>>,
+    pub(crate) symptoms_by_code: HashMap<(SignalKind, i64), Vec<usize>>,
     /// Places in `symptoms` of the metric symptoms.
-    metric_symptoms: Vec<usize>,
+    pub(crate) metric_symptoms: Vec<usize>,
     /// The failure modes' ids in knowledge order: a failure mode's place here (its ordinal)
     /// indexes the per-failure-mode tables below, so scoring one needs no lookup by id.
     pub(crate) fm_ids: Vec<String>,
     /// failure-mode id → ordinal.
-    fm_ordinal: HashMap<String, usize>,
+    pub(crate) fm_ordinal: HashMap<String, usize>,
+    /// Per failure-mode ordinal: its context cues (what the `context` scorer reads), so that
+    /// scoring every failure mode needs no entity (compiled knowledge decodes entities only
+    /// for the candidates it shows).
+    pub(crate) fm_context: Vec<Vec<crate::model::ContextCue>>,
+    /// Per failure-mode ordinal: the versions it applies to (what the `version` scorer reads).
+    pub(crate) fm_applies: Vec<crate::model::VersionRange>,
     /// failure mode → its upstream causes (causedBy and inverse leadsTo).
     pub(crate) causes: BTreeMap<String, BTreeSet<String>>,
     /// analyzer token → id, over the tokens of every alias in `alias_tokens`.
@@ -362,20 +369,20 @@ pub struct Matcher {
 type AliasTokens = (String, Vec<usize>);
 
 /// What scoring needs of one symptom, computed once per knowledge base.
-#[derive(Debug)]
-struct SymptomTable {
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SymptomTable {
     /// Symptom id.
-    id: String,
+    pub(crate) id: String,
     /// The failure modes that manifest as it (hub causes that get it through their hub left out).
-    fms: Vec<String>,
+    pub(crate) fms: Vec<String>,
     /// How many failure modes have a symptom with its template (at least 1).
-    template_df: usize,
+    pub(crate) template_df: usize,
     /// Literal characters of its compiled template (0 without one).
-    literal_len: usize,
+    pub(crate) literal_len: usize,
     /// How many failure modes have a symptom with its reason (at least 1).
-    reason_df: usize,
+    pub(crate) reason_df: usize,
     /// How many failure modes have a symptom with its signal kind and code (at least 1).
-    code_df: usize,
+    pub(crate) code_df: usize,
 }
 
 /// Compiles the process-wide regular expressions that every diagnosis uses (signal and context
@@ -414,12 +421,8 @@ pub struct Prepared {
     pub(crate) templates: Vec<Template>,
     /// Per symptom entity in knowledge order: its message template, normalised.
     pub(crate) symptom_texts: Vec<Option<String>>,
-    /// `alias_patterns` in one automaton (`None` when it cannot be built); not stored, built
-    /// by [`Prepared::with_automaton`].
-    pub(crate) alias_automaton: Option<aho_corasick::AhoCorasick>,
-    /// The templates' required words in one index; not stored, built by
-    /// [`Prepared::with_automaton`] (`None` before).
-    pub(crate) template_index: Option<signals::TemplateIndex>,
+    /// `alias_patterns` in one automaton (pattern id = place in `alias_patterns`).
+    pub(crate) alias_automaton: crate::patterns::PatternSet,
 }
 
 impl Prepared {
@@ -489,6 +492,7 @@ impl Prepared {
             symptom_texts.push(text.map(|t| signals::normalize(t)));
         }
         Prepared {
+            alias_automaton: crate::patterns::PatternSet::new(&alias_patterns),
             alias_patterns,
             alias_pattern_df,
             alias_ids,
@@ -498,21 +502,7 @@ impl Prepared {
             alias_vocab: vocab,
             templates,
             symptom_texts,
-            alias_automaton: None,
-            template_index: None,
         }
-        .with_automaton()
-    }
-
-    /// Builds the alias automaton over `alias_patterns` and the templates' index. Building the
-    /// automaton fails only past its size limits, far above a knowledge base's aliases; then
-    /// aliases fall back to one substring search each.
-    pub(crate) fn with_automaton(mut self) -> Prepared {
-        // The contiguous NFA: over the 5,106 aliases (166 kB) a noncontiguous one builds in 10
-        // ms instead of 14 but takes 3.9 MB instead of 1.6, and a cold `why` is held to 50 MB.
-        self.alias_automaton = crate::signals::one_pass_automaton(&self.alias_patterns);
-        self.template_index = Some(signals::TemplateIndex::new(&self.templates));
-        self
     }
 
     /// Whether the tables fit a knowledge base with `fms` failure modes: one row per failure
@@ -530,6 +520,27 @@ impl Prepared {
 }
 
 impl Matcher {
+    /// Whether decoded tables fit each other and a knowledge base with `symptoms` symptom
+    /// entities (the failure-mode ids are compared by the caller): one row per failure mode,
+    /// and every place within its table, so that a damaged compiled file is an error, not an
+    /// out-of-bounds index.
+    pub(crate) fn fits(&self, symptoms: usize) -> bool {
+        let fms = self.fm_ids.len();
+        let places = |v: &[usize], len: usize| v.iter().all(|&i| i < len);
+        let ix = &self.template_index;
+        self.text.fits(fms, symptoms)
+            && self.fm_context.len() == fms
+            && self.fm_applies.len() == fms
+            && self.fm_context.iter().zip(&self.text.cue_words).all(|(c, w)| c.len() == w.len())
+            && self.text.alias_automaton.len() == self.text.alias_patterns.len()
+            && ix.len == self.text.templates.len()
+            && ix.owners.len() == ix.automaton.len()
+            && ix.owners.iter().all(|o| places(o, ix.len))
+            && places(&ix.always, ix.len)
+            && self.symptoms_by_reason.values().chain(self.symptoms_by_code.values()).all(|v| places(v, self.symptoms.len()))
+            && places(&self.metric_symptoms, self.symptoms.len())
+    }
+
     /// Builds the tables from the knowledge.
     pub fn new(kb: &KnowledgeBase) -> Matcher {
         Matcher::with_prepared(kb, Prepared::new(kb))
@@ -538,14 +549,17 @@ impl Matcher {
     /// Builds the tables from the knowledge and its [`Prepared`] tables (which must have been
     /// computed from the same failure modes, see [`Prepared::fits`]).
     pub fn with_prepared(kb: &KnowledgeBase, prepared: Prepared) -> Matcher {
-        let mut text = prepared;
-        let template_index = text.template_index.take().unwrap_or_else(|| signals::TemplateIndex::new(&text.templates));
+        let text = prepared;
+        let template_index = signals::TemplateIndex::new(&text.templates);
         let alias_vocab: HashMap<String, usize> = text.alias_vocab.iter().enumerate().map(|(n, t)| (t.clone(), n)).collect();
         let (templates, symptom_texts) = (&text.templates, &text.symptom_texts);
         let mut symptom_fms: HashMap<String, Vec<String>> = HashMap::new();
         let mut fm_ids = Vec::new();
+        let (mut fm_context, mut fm_applies) = (Vec::new(), Vec::new());
         for fm in kb.of_kind(Kind::FailureMode) {
             fm_ids.push(fm.id.clone());
+            fm_context.push(fm.failure_mode().map(|d| d.context.clone()).unwrap_or_default());
+            fm_applies.push(fm.applies.clone());
             if let Some(d) = fm.failure_mode() {
                 for s in &d.symptoms {
                     symptom_fms.entry(s.clone()).or_default().push(fm.id.clone());
@@ -636,6 +650,8 @@ impl Matcher {
             metric_symptoms,
             fm_ids,
             fm_ordinal,
+            fm_context,
+            fm_applies,
             causes: crate::graph::direct_causes(kb),
             alias_vocab,
             hub_checks: hub_causes.keys().filter_map(|h| kb.get(h)).map(|h| (h.id.clone(), h.failure_mode().map(|d| d.checks.iter().cloned().collect()).unwrap_or_default())).collect(),
@@ -647,20 +663,7 @@ impl Matcher {
     /// Per alias pattern id (see [`Matcher::alias_ids`]), whether the normalised alias occurs in
     /// `normalized` (the output of [`signals::normalize`]) as a substring; one pass over the input.
     pub(crate) fn aliases_in(&self, normalized: &str) -> Vec<bool> {
-        let mut present = vec![false; self.text.alias_patterns.len()];
-        match &self.text.alias_automaton {
-            Some(ac) => {
-                for m in ac.find_overlapping_iter(normalized) {
-                    present[m.pattern().as_usize()] = true;
-                }
-            }
-            None => {
-                for (p, a) in present.iter_mut().zip(&self.text.alias_patterns) {
-                    *p = normalized.contains(a.as_str());
-                }
-            }
-        }
-        present
+        self.text.alias_automaton.present(normalized.as_bytes())
     }
 
     /// The prepared form of each context cue of failure mode `fm` (see `cue_words`), in the
@@ -922,14 +925,15 @@ pub fn diagnose(
         aliases_present: &aliases_present,
     };
     let mut lines: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
-    for (n, fm) in kb.of_kind(Kind::FailureMode).enumerate() {
-        debug_assert_eq!(m.fm_ids.get(n), Some(&fm.id), "the matcher was built from another knowledge base");
+    // Every failure mode, from the matcher's tables alone: entities are read only for the
+    // candidates that got evidence.
+    for (n, id) in m.fm_ids.iter().enumerate() {
         let mut evs = Vec::new();
         for (_, scorer) in scorers::DIRECT {
-            evs.extend(scorer(&input_ev, n, fm));
+            evs.extend(scorer(&input_ev, n));
         }
         if !evs.is_empty() {
-            lines.insert(fm.id.clone(), evs);
+            lines.insert(id.clone(), evs);
         }
     }
     // What a hub's messages matched belongs to the hub: a cause's own copy of the same text,

@@ -99,6 +99,9 @@ pub struct KnowledgeBase {
     upstream: Upstream,
     /// The coverage topic map (`topics.toml`), with the line of each topic.
     topics: Vec<(Topic, Location)>,
+    /// Compiled knowledge decoded on demand; when set, it holds the entities, upstream facts
+    /// and topics, and the fields above are empty (see [`crate::compiled::load`]).
+    lazy: Option<std::sync::Arc<crate::compiled::Lazy>>,
 }
 
 /// Upstream facts loaded from `generated/*.toml` and `metrics-supplement.toml`.
@@ -123,38 +126,79 @@ impl Upstream {
 
 impl KnowledgeBase {
     /// Every entity, in file order.
+    ///
+    /// Compiled knowledge decodes every entity on the first call (a diagnosis does not call it).
     pub fn entities(&self) -> &[Entity] {
-        &self.entities
+        match &self.lazy {
+            Some(l) => l.all(),
+            None => &self.entities,
+        }
     }
 
-    /// The entity with this id, if any.
+    /// The entity with this id, if any (compiled knowledge decodes it on first use).
     pub fn get(&self, id: &str) -> Option<&Entity> {
-        self.by_id.get(id).map(|&i| &self.entities[i])
+        match &self.lazy {
+            Some(l) => l.position(id).map(|i| l.entity(i)),
+            None => self.by_id.get(id).map(|&i| &self.entities[i]),
+        }
     }
 
-    /// Entities of one kind, in file order.
+    /// Entities of one kind, in file order (compiled knowledge: see [`KnowledgeBase::entities`]).
     pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &Entity> {
-        self.entities.iter().filter(move |e| e.kind == kind)
+        self.entities().iter().filter(move |e| e.kind == kind)
     }
 
     /// Number of entities.
     pub fn len(&self) -> usize {
-        self.entities.len()
+        match &self.lazy {
+            Some(l) => l.len(),
+            None => self.entities.len(),
+        }
     }
 
     /// Whether there is no entity.
     pub fn is_empty(&self) -> bool {
-        self.entities.is_empty()
+        self.len() == 0
     }
 
     /// The coverage topics and where each is written.
     pub fn topics(&self) -> &[(Topic, Location)] {
-        &self.topics
+        match &self.lazy {
+            Some(l) => l.topics(),
+            None => &self.topics,
+        }
     }
 
     /// The upstream facts (empty when no generated files were loaded).
     pub fn upstream(&self) -> &Upstream {
-        &self.upstream
+        match &self.lazy {
+            Some(l) => l.upstream(),
+            None => &self.upstream,
+        }
+    }
+
+    /// For compiled knowledge: how many entities were decoded one by one, of how many, and
+    /// whether all were decoded at once; `None` for parsed knowledge.
+    pub fn decoded(&self) -> Option<(usize, usize, bool)> {
+        self.lazy.as_ref().map(|l| l.decoded())
+    }
+
+    /// A knowledge base over compiled knowledge that decodes on demand.
+    pub(crate) fn from_lazy(lazy: crate::compiled::Lazy) -> KnowledgeBase {
+        KnowledgeBase { lazy: Some(std::sync::Arc::new(lazy)), ..KnowledgeBase::default() }
+    }
+
+    /// The same knowledge with every entity, upstream fact and topic decoded into the fields a
+    /// loader changes (an overlay merges into it); a no-op for parsed knowledge.
+    pub(crate) fn into_decoded(self) -> KnowledgeBase {
+        match &self.lazy {
+            None => self,
+            Some(l) => {
+                let (entities, upstream, topics) = (l.all().to_vec(), l.upstream().clone(), l.topics().to_vec());
+                // The lazy store checked at load that ids are distinct.
+                KnowledgeBase::from_parts(entities, upstream, topics).unwrap_or_default()
+            }
+        }
     }
 
     /// Where a front-matter key of an entity was written (the entity's start when unknown).
@@ -165,8 +209,8 @@ impl KnowledgeBase {
     }
 
     /// The entities, upstream facts and topics (what [`crate::compiled`] stores).
-    pub(crate) fn parts(&self) -> (&Vec<Entity>, &Upstream, &Vec<(Topic, Location)>) {
-        (&self.entities, &self.upstream, &self.topics)
+    pub(crate) fn parts(&self) -> (&[Entity], &Upstream, &[(Topic, Location)]) {
+        (self.entities(), self.upstream(), self.topics())
     }
 
     /// A knowledge base from its parts, without front-matter key lines.
@@ -335,7 +379,8 @@ fn push_entity(kb: &mut KnowledgeBase, entity: Entity, lines: BTreeMap<String, u
 ///
 /// Returns the merged base, the ids of the entities the overlay added (in file order) and
 /// the diagnostics, errors first, then by file and line.
-pub fn load_overlay(mut kb: KnowledgeBase, files: impl IntoIterator<Item = SourceFile>) -> (KnowledgeBase, Vec<String>, Vec<Diagnostic>) {
+pub fn load_overlay(kb: KnowledgeBase, files: impl IntoIterator<Item = SourceFile>) -> (KnowledgeBase, Vec<String>, Vec<Diagnostic>) {
+    let mut kb = kb.into_decoded();
     let mut diags = Vec::new();
     let mut added: Vec<String> = Vec::new();
     let mut generated_metrics: Vec<(Entity, String)> = Vec::new();
@@ -1156,7 +1201,7 @@ fn suggest(kb: &KnowledgeBase, id: &str) -> String {
     if id.len() > 128 {
         return String::new();
     }
-    let key = (kb as *const KnowledgeBase as usize).wrapping_mul(31).wrapping_add(kb.entities().len());
+    let key = (kb as *const KnowledgeBase as usize).wrapping_mul(31).wrapping_add(kb.len());
     if let Some(hit) = CACHE.with(|c| {
         let c = c.borrow();
         (c.0 == key).then(|| c.1.get(id).cloned()).flatten()

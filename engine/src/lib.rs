@@ -48,6 +48,7 @@ pub mod knowledge;
 pub mod lookup;
 pub mod model;
 pub mod ontology;
+pub mod patterns;
 pub mod scorers;
 pub mod search;
 pub mod signals;
@@ -261,9 +262,8 @@ impl Engine {
     ///
     /// # Errors
     /// [`EngineError::Compiled`] when the bytes are not compiled knowledge of this build.
-    pub fn from_compiled(bytes: &[u8]) -> Result<Engine, EngineError> {
-        let compiled::Loaded { kb, index, prepared } = compiled::load(bytes)?;
-        let matcher = Matcher::with_prepared(&kb, prepared);
+    pub fn from_compiled(bytes: impl Into<compiled::Bytes>) -> Result<Engine, EngineError> {
+        let compiled::Loaded { kb, index, matcher } = compiled::load(bytes)?;
         Ok(Engine::assemble(kb, index, matcher))
     }
 
@@ -276,7 +276,7 @@ impl Engine {
     /// # Errors
     /// [`EngineError::Compiled`] for bad bytes; [`EngineError::Invalid`] with every problem when
     /// any is an error (overlay problems carry the overlay's file:line); index errors.
-    pub fn from_compiled_with_overlay(bytes: &[u8], overlay: impl IntoIterator<Item = SourceFile>) -> Result<(Engine, Vec<Diagnostic>), EngineError> {
+    pub fn from_compiled_with_overlay(bytes: impl Into<compiled::Bytes>, overlay: impl IntoIterator<Item = SourceFile>) -> Result<(Engine, Vec<Diagnostic>), EngineError> {
         // The stored matcher tables are of the built-in failure modes only: rebuilt below.
         let (kb, mut index) = compiled::load_base(bytes)?;
         let (kb, added, diags) = knowledge::load_overlay(kb, overlay);
@@ -294,7 +294,7 @@ impl Engine {
     /// # Errors
     /// [`EngineError::Compiled`] when the index files cannot be read.
     pub fn compile(&self) -> Result<Vec<u8>, EngineError> {
-        Ok(compiled::compile(&self.kb, &self.index, &self.matcher.text)?)
+        Ok(compiled::compile(&self.kb, &self.index, &self.matcher)?)
     }
 
     fn assemble(kb: KnowledgeBase, index: SearchIndex, matcher: Matcher) -> Engine {

@@ -58,8 +58,10 @@ pub struct ScoringInput<'a> {
     pub aliases_present: &'a [bool],
 }
 
-/// A direct scorer: the input, the candidate's ordinal ([`Matcher::fm_ids`]) and the candidate.
-pub type Scorer = fn(&ScoringInput<'_>, usize, &Entity) -> Vec<Evidence>;
+/// A direct scorer: the input and the candidate's ordinal ([`Matcher::fm_ids`]). Direct
+/// scorers read the candidate from the matcher's per-ordinal tables, not from its entity, so
+/// scoring every failure mode decodes none (see [`crate::compiled`]).
+pub type Scorer = fn(&ScoringInput<'_>, usize) -> Vec<Evidence>;
 
 /// The direct scorers, by name, in the order their lines are shown.
 pub const DIRECT: [(&str, Scorer); 5] = [("message", message), ("alias", alias), ("context", context), ("version", version), ("relevance", relevance)];
@@ -69,7 +71,7 @@ fn line(scorer: &str, about: &str, matched: &str, value: impl Into<String>, scor
 }
 
 /// `message`: the candidate's symptoms seen in the input.
-pub fn message(i: &ScoringInput<'_>, n: usize, _fm: &Entity) -> Vec<Evidence> {
+pub fn message(i: &ScoringInput<'_>, n: usize) -> Vec<Evidence> {
     i.message_at(n).map(|(_, evs)| evs.clone()).unwrap_or_default()
 }
 
@@ -77,7 +79,8 @@ pub fn message(i: &ScoringInput<'_>, n: usize, _fm: &Entity) -> Vec<Evidence> {
 /// by how many failure modes share the name; one-word names weigh less), else all its words
 /// close together. Nothing when one of the candidate's message templates matched: the machine
 /// text says more than the user's name for it.
-pub fn alias(i: &ScoringInput<'_>, n: usize, fm: &Entity) -> Vec<Evidence> {
+pub fn alias(i: &ScoringInput<'_>, n: usize) -> Vec<Evidence> {
+    let id = i.fm_id(n);
     if i.message_at(n).is_some_and(|(_, evs)| evs.iter().any(|e| e.matched.ends_with("template"))) {
         return Vec::new();
     }
@@ -100,7 +103,7 @@ pub fn alias(i: &ScoringInput<'_>, n: usize, fm: &Entity) -> Vec<Evidence> {
         }
     }
     if let Some((s, a)) = best {
-        return vec![line("alias", &fm.id, "alias", a, s)];
+        return vec![line("alias", id, "alias", a, s)];
     }
     // In other words: every word of an alias (stemmed) within a few words of each other.
     let Some(aliases) = i.m.text.alias_tokens.get(n) else { return Vec::new() };
@@ -118,13 +121,18 @@ pub fn alias(i: &ScoringInput<'_>, n: usize, fm: &Entity) -> Vec<Evidence> {
             }
         }
     }
-    best.map(|(s, a)| vec![line("alias", &fm.id, "alias-words", a, s)]).unwrap_or_default()
+    best.map(|(s, a)| vec![line("alias", id, "alias-words", a, s)]).unwrap_or_default()
 }
 
 impl ScoringInput<'_> {
     /// Positions of an alias token (by id) in the input; `None` when it does not occur.
     fn m_positions(&self, token: usize) -> Option<&[usize]> {
         self.positions.get(token).map(Vec::as_slice).filter(|ps| !ps.is_empty())
+    }
+
+    /// The id of the failure mode with ordinal `n` (empty past the table).
+    fn fm_id(&self, n: usize) -> &str {
+        self.m.fm_ids.get(n).map_or("", String::as_str)
     }
 
     /// The message evidence of the failure mode with ordinal `n`.
@@ -150,11 +158,12 @@ fn cue_base(kind: &CueKind) -> f64 {
 /// ("the secret does not exist" for "secret exists") does not count; a one-word phrase counts
 /// half; a setting the input gives another value (`imagePullPolicy: Always` for a cue on
 /// `IfNotPresent`) counts against the candidate (`setting-contradicted`).
-pub fn context(i: &ScoringInput<'_>, n: usize, fm: &Entity) -> Vec<Evidence> {
-    let Some(d) = fm.failure_mode() else { return Vec::new() };
+pub fn context(i: &ScoringInput<'_>, n: usize) -> Vec<Evidence> {
+    let Some(cues) = i.m.fm_context.get(n) else { return Vec::new() };
+    let id = i.fm_id(n);
     let mut out = Vec::new();
     let prepared = i.m.cue_words_at(n);
-    for (n, cue) in d.context.iter().enumerate() {
+    for (n, cue) in cues.iter().enumerate() {
         let base = cue_base(&cue.kind) * cue.weight;
         let words = prepared.get(n).and_then(Option::as_ref);
         let (matched, value, score) = match &cue.kind {
@@ -168,7 +177,7 @@ pub fn context(i: &ScoringInput<'_>, n: usize, fm: &Entity) -> Vec<Evidence> {
             CueKind::Setting { field, value } => match words.map_or_else(|| i.cx.setting(field, value.as_deref()), |s| i.cx.setting_spelled(s, value.as_deref())) {
                 Some(true) => ("setting", cue.describe().trim_start_matches("setting ").to_string(), base),
                 Some(false) => {
-                    out.push(line("setting-contradicted", &fm.id, "setting", format!("{field} is not {}", value.as_deref().unwrap_or("")), -0.6 * cue.weight));
+                    out.push(line("setting-contradicted", id, "setting", format!("{field} is not {}", value.as_deref().unwrap_or("")), -0.6 * cue.weight));
                     continue;
                 }
                 None => continue,
@@ -202,30 +211,30 @@ pub fn context(i: &ScoringInput<'_>, n: usize, fm: &Entity) -> Vec<Evidence> {
                 }
             }
         };
-        out.push(line("context", &fm.id, matched, value, score));
+        out.push(line("context", id, matched, value, score));
     }
     out
 }
 
 /// `version`: the input's version lies in the candidate's bounded range (a behaviour of some
 /// releases only). Unbounded candidates get nothing; out-of-range ones are left out later.
-pub fn version(i: &ScoringInput<'_>, n: usize, fm: &Entity) -> Vec<Evidence> {
-    let Some(v) = i.version else { return Vec::new() };
-    if (fm.applies.since.is_none() && fm.applies.until.is_none()) || !fm.applies.contains(v) {
+pub fn version(i: &ScoringInput<'_>, n: usize) -> Vec<Evidence> {
+    let (Some(v), Some(applies)) = (i.version, i.m.fm_applies.get(n)) else { return Vec::new() };
+    if (applies.since.is_none() && applies.until.is_none()) || !applies.contains(v) {
         return Vec::new();
     }
     // Only a candidate something else in the input already points to (one of its messages, or
     // one of its context cues matched): a version alone picks nothing, and neither does a cue
     // list that matched nothing.
-    if i.message_at(n).is_none() && !context(i, n, fm).iter().any(|e| e.score > 0.0) {
+    if i.message_at(n).is_none() && !context(i, n).iter().any(|e| e.score > 0.0) {
         return Vec::new();
     }
-    vec![line("version", &fm.id, "version", format!("{v} in {}", fm.applies.describe()), 0.3)]
+    vec![line("version", i.fm_id(n), "version", format!("{v} in {}", applies.describe()), 0.3)]
 }
 
 /// `relevance`: BM25 text relevance over titles, aliases, symptom texts and bodies,
 /// normalised to the best hit (at most 1.0).
-pub fn relevance(i: &ScoringInput<'_>, n: usize, fm: &Entity) -> Vec<Evidence> {
+pub fn relevance(i: &ScoringInput<'_>, n: usize) -> Vec<Evidence> {
     let max = i.bm25.first().map(|h| h.score).unwrap_or(0.0);
     if max <= 0.0 {
         return Vec::new();
@@ -235,7 +244,7 @@ pub fn relevance(i: &ScoringInput<'_>, n: usize, fm: &Entity) -> Vec<Evidence> {
         .get(n)
         .copied()
         .flatten()
-        .map(|score| vec![line("relevance", &fm.id, "bm25", format!("{:.2}", score / max), factor * f64::from(score / max))])
+        .map(|score| vec![line("relevance", i.fm_id(n), "bm25", format!("{:.2}", score / max), factor * f64::from(score / max))])
         .unwrap_or_default()
 }
 

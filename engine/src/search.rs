@@ -314,6 +314,32 @@ impl SearchIndex {
         SearchIndex::with_index(index)
     }
 
+    /// Opens an index from files inside compiled knowledge (`files`: path and byte range in
+    /// `bytes`), read-only. Bytes embedded in the binary are read in place, not copied; bytes
+    /// owned at run time have the index files copied once. [`SearchIndex::add`] needs a
+    /// writable index: an overlay opens its base with [`SearchIndex::from_files`].
+    ///
+    /// # Errors
+    /// [`SearchError::Index`] when a range is outside `bytes` or the files are not a valid
+    /// index of this schema.
+    pub fn from_shared(bytes: crate::compiled::Bytes, files: &[(String, std::ops::Range<usize>)]) -> Result<SearchIndex, SearchError> {
+        let mut dir = ReadOnlyDirectory::default();
+        for (path, range) in files {
+            let missing = || tantivy::TantivyError::InvalidArgument(format!("index file {path} is outside the compiled bytes"));
+            let data = match &bytes {
+                crate::compiled::Bytes::Static(b) => tantivy::directory::OwnedBytes::new(*b).slice(range.clone()),
+                crate::compiled::Bytes::Shared(b) => tantivy::directory::OwnedBytes::new(b.get(range.clone()).ok_or_else(missing)?.to_vec()),
+            };
+            if data.len() != range.len() {
+                return Err(missing().into());
+            }
+            std::sync::Arc::make_mut(&mut dir.files).insert(std::path::PathBuf::from(path), data);
+        }
+        let index = Index::open(dir)?;
+        index.tokenizers().register(ANALYZER, analyzer());
+        SearchIndex::with_index(index)
+    }
+
     /// Adds the entities `ids` of `kb` (an overlay's, merged into `kb`) to the index as a new
     /// segment; the rest of the index is untouched. BM25 statistics span every segment, so the
     /// scores are those of an index built over the merged knowledge in one go.
@@ -413,4 +439,60 @@ mod tests {
         assert!(t.contains(&"oom".to_string()), "{t:?}");
         assert!(t.contains(&"kill".to_string()), "{t:?}");
     }
+}
+
+/// A read-only tantivy directory over bytes already in memory (see [`SearchIndex::from_shared`]):
+/// reads hand out slices of them; writes and deletes are refused, locks always granted.
+#[derive(Debug, Clone, Default)]
+struct ReadOnlyDirectory {
+    files: std::sync::Arc<std::collections::HashMap<std::path::PathBuf, tantivy::directory::OwnedBytes>>,
+}
+
+impl tantivy::directory::Directory for ReadOnlyDirectory {
+    fn get_file_handle(&self, path: &std::path::Path) -> Result<std::sync::Arc<dyn tantivy::directory::FileHandle>, tantivy::directory::error::OpenReadError> {
+        match self.files.get(path) {
+            Some(b) => Ok(std::sync::Arc::new(b.clone())),
+            None => Err(tantivy::directory::error::OpenReadError::FileDoesNotExist(path.to_path_buf())),
+        }
+    }
+
+    fn delete(&self, path: &std::path::Path) -> Result<(), tantivy::directory::error::DeleteError> {
+        Err(tantivy::directory::error::DeleteError::IoError { io_error: std::sync::Arc::new(read_only()), filepath: path.to_path_buf() })
+    }
+
+    fn exists(&self, path: &std::path::Path) -> Result<bool, tantivy::directory::error::OpenReadError> {
+        Ok(self.files.contains_key(path))
+    }
+
+    fn open_write(&self, path: &std::path::Path) -> Result<tantivy::directory::WritePtr, tantivy::directory::error::OpenWriteError> {
+        Err(tantivy::directory::error::OpenWriteError::wrap_io_error(read_only(), path.to_path_buf()))
+    }
+
+    fn atomic_read(&self, path: &std::path::Path) -> Result<Vec<u8>, tantivy::directory::error::OpenReadError> {
+        match self.files.get(path) {
+            Some(b) => Ok(b.as_slice().to_vec()),
+            None => Err(tantivy::directory::error::OpenReadError::FileDoesNotExist(path.to_path_buf())),
+        }
+    }
+
+    fn atomic_write(&self, _path: &std::path::Path, _data: &[u8]) -> std::io::Result<()> {
+        Err(read_only())
+    }
+
+    fn sync_directory(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    // Readers take the meta lock while they read meta.json; nothing here ever changes.
+    fn acquire_lock(&self, _lock: &tantivy::directory::Lock) -> Result<tantivy::directory::DirectoryLock, tantivy::directory::error::LockError> {
+        Ok(tantivy::directory::DirectoryLock::from(Box::new(())))
+    }
+
+    fn watch(&self, _callback: tantivy::directory::WatchCallback) -> tantivy::Result<tantivy::directory::WatchHandle> {
+        Ok(tantivy::directory::WatchHandle::empty())
+    }
+}
+
+fn read_only() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::PermissionDenied, "the compiled index is read-only")
 }

@@ -10,6 +10,7 @@ use regex::Regex;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
+use crate::patterns::PatternSet;
 
 /// Checks a symptom text template: braces balanced, placeholders named, enough literal text.
 ///
@@ -150,23 +151,17 @@ pub struct Template {
     pub(crate) words: Vec<String>,
 }
 
-/// An automaton over `patterns` for one pass over an input (`None` past the automaton's size
-/// limits). A contiguous NFA: it builds in a few milliseconds at start-up, where the default
-/// choice may build a DFA that costs more to make than a one-shot `why` saves with it.
-pub(crate) fn one_pass_automaton(patterns: &[String]) -> Option<aho_corasick::AhoCorasick> {
-    aho_corasick::AhoCorasick::builder().kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA)).build(patterns).ok()
-}
-
 /// The templates' required words in one automaton: one pass over an input tells which templates
 /// can match at all, so only those run their regular expression (about 2,000 regexes otherwise).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TemplateIndex {
-    automaton: Option<aho_corasick::AhoCorasick>,
+    pub(crate) automaton: PatternSet,
     /// Automaton pattern id → indexes of the templates that require that word.
-    owners: Vec<Vec<usize>>,
+    pub(crate) owners: Vec<Vec<usize>>,
     /// Templates without a required word (always tried).
-    always: Vec<usize>,
-    len: usize,
+    pub(crate) always: Vec<usize>,
+    /// Number of templates indexed.
+    pub(crate) len: usize,
 }
 
 impl TemplateIndex {
@@ -189,13 +184,7 @@ impl TemplateIndex {
                 None => always.push(i),
             }
         }
-        // Building fails only past the automaton's size limits; then every template is tried.
-        let automaton = crate::signals::one_pass_automaton(&words);
-        if automaton.is_none() {
-            always = (0..templates.len()).collect();
-            owners.clear();
-        }
-        TemplateIndex { automaton, owners, always, len: templates.len() }
+        TemplateIndex { automaton: PatternSet::new(&words), owners, always, len: templates.len() }
     }
 
     /// Per template (by index), whether it can match `normalized` (the output of [`normalize`]).
@@ -204,13 +193,11 @@ impl TemplateIndex {
         for &i in &self.always {
             out[i] = true;
         }
-        if let Some(ac) = &self.automaton {
-            for m in ac.find_overlapping_iter(normalized) {
-                for &i in &self.owners[m.pattern().as_usize()] {
-                    out[i] = true;
-                }
+        self.automaton.each_present(normalized.as_bytes(), |p| {
+            for &i in &self.owners[p] {
+                out[i] = true;
             }
-        }
+        });
         out
     }
 }
@@ -426,25 +413,24 @@ pub struct Vocabulary {
     /// Metric names of Metric entities.
     pub metrics: BTreeSet<String>,
     /// `metrics` in one automaton, so an input is scanned once for all of them; built on the
-    /// first extraction (`metrics` is complete by then) and `None` inside when it cannot be built.
-    metrics_automaton: OnceLock<Option<aho_corasick::AhoCorasick>>,
+    /// first extraction (`metrics` is complete by then), or stored with compiled knowledge.
+    pub(crate) metrics_automaton: OnceLock<PatternSet>,
 }
 
 impl Vocabulary {
     /// The metric names found in `normalized` as substrings, in name order.
     fn metrics_in(&self, normalized: &str) -> Vec<String> {
-        let automaton = self.metrics_automaton.get_or_init(|| {
-            let names: Vec<String> = self.metrics.iter().cloned().collect();
-            one_pass_automaton(&names)
-        });
-        let Some(ac) = automaton.as_ref().filter(|ac| ac.patterns_len() == self.metrics.len()) else {
+        let automaton = self.metrics_automaton();
+        if automaton.len() != self.metrics.len() {
             return self.metrics.iter().filter(|m| normalized.contains(m.as_str())).cloned().collect();
-        };
-        let mut present = vec![false; self.metrics.len()];
-        for m in ac.find_overlapping_iter(normalized) {
-            present[m.pattern().as_usize()] = true;
         }
-        self.metrics.iter().zip(present).filter(|(m, found)| *found || m.is_empty()).map(|(m, _)| m.clone()).collect()
+        let present = automaton.present(normalized.as_bytes());
+        self.metrics.iter().zip(present).filter(|(_, found)| *found).map(|(m, _)| m.clone()).collect()
+    }
+
+    /// `metrics` in one automaton (pattern id = place in name order), built on first use.
+    pub(crate) fn metrics_automaton(&self) -> &PatternSet {
+        self.metrics_automaton.get_or_init(|| PatternSet::new(&self.metrics.iter().collect::<Vec<_>>()))
     }
 }
 
