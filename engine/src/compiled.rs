@@ -773,6 +773,7 @@ impl Codec for Matcher {
             fm_ordinal: _,
             fm_context,
             fm_applies,
+            fm_ruled_out,
             causes,
             alias_vocab: _,
             hub_causes,
@@ -788,6 +789,7 @@ impl Codec for Matcher {
         fm_ids.put(w);
         fm_context.put(w);
         fm_applies.put(w);
+        fm_ruled_out.put(w);
         causes.put(w);
         hub_causes.put(w);
         hub_checks.put(w);
@@ -815,6 +817,7 @@ impl Codec for Matcher {
             fm_ids,
             fm_context: Codec::get(r)?,
             fm_applies: Codec::get(r)?,
+            fm_ruled_out: Codec::get(r)?,
             causes: Codec::get(r)?,
             hub_causes: Codec::get(r)?,
             hub_checks: Codec::get(r)?,
@@ -896,7 +899,7 @@ impl<T: Codec + Ord> Codec for BTreeSet<T> {
     }
 }
 
-impl<K: Codec + Eq + std::hash::Hash, V: Codec> Codec for HashMap<K, V> {
+impl<K: Codec + Eq + std::hash::Hash, V: Codec, S: std::hash::BuildHasher + Default> Codec for HashMap<K, V, S> {
     fn put(&self, w: &mut Writer) {
         // Sorted by the keys' encodings, so that the same map gives the same bytes.
         let mut entries: Vec<(Vec<u8>, &V)> = self
@@ -916,7 +919,7 @@ impl<K: Codec + Eq + std::hash::Hash, V: Codec> Codec for HashMap<K, V> {
     }
     fn get(r: &mut Reader<'_>) -> Result<Self, CompiledError> {
         let n = r.len("map length")?;
-        let mut m = HashMap::with_capacity(n);
+        let mut m = HashMap::with_capacity_and_hasher(n, S::default());
         for _ in 0..n {
             let k = K::get(r)?;
             m.insert(k, V::get(r)?);

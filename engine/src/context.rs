@@ -7,7 +7,8 @@
 
 use crate::model::PLATFORMS;
 use regex::Regex;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 /// Largest number of words read from one input for phrase and setting matching.

@@ -16,7 +16,8 @@ use crate::context::{InputContext, Names};
 use crate::scorers;
 use crate::signals::{self, Signals, Template, TemplateMatch, Vocabulary};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Largest input accepted, in bytes (16 MiB).
 pub const MAX_INPUT_BYTES: usize = 16 * 1024 * 1024;
@@ -353,8 +354,11 @@ pub struct Matcher {
     /// scoring every failure mode needs no entity (compiled knowledge decodes entities only
     /// for the candidates it shows).
     pub(crate) fm_context: Vec<Vec<crate::model::ContextCue>>,
-    /// Per failure-mode ordinal: the versions it applies to (what the `version` scorer reads).
+    /// Per failure-mode ordinal: the versions it applies to (what the `version` scorer and the
+    /// version filter read).
     pub(crate) fm_applies: Vec<crate::model::VersionRange>,
+    /// Per failure-mode ordinal: its `ruled_out_by` phrases (what the `ruled-out` line shows).
+    pub(crate) fm_ruled_out: Vec<Vec<String>>,
     /// failure mode → its upstream causes (causedBy and inverse leadsTo).
     pub(crate) causes: BTreeMap<String, BTreeSet<String>>,
     /// analyzer token → id, over the tokens of every alias in `alias_tokens`.
@@ -430,7 +434,7 @@ impl Prepared {
     pub fn new(kb: &KnowledgeBase) -> Prepared {
         let mut alias_names: Vec<Vec<String>> = Vec::new();
         let mut alias_tokens = Vec::new();
-        let mut alias_vocab: HashMap<String, usize> = HashMap::new();
+        let mut alias_vocab: HashMap<String, usize> = HashMap::default();
         let mut cue_words = Vec::new();
         let mut ruled_out_words = Vec::new();
         for fm in kb.of_kind(Kind::FailureMode) {
@@ -531,6 +535,8 @@ impl Matcher {
         self.text.fits(fms, symptoms)
             && self.fm_context.len() == fms
             && self.fm_applies.len() == fms
+            && self.fm_ruled_out.iter().zip(&self.text.ruled_out_words).all(|(p, w)| p.len() == w.len())
+            && self.fm_ruled_out.len() == fms
             && self.fm_context.iter().zip(&self.text.cue_words).all(|(c, w)| c.len() == w.len())
             && self.text.alias_automaton.len() == self.text.alias_patterns.len()
             && ix.len == self.text.templates.len()
@@ -553,13 +559,14 @@ impl Matcher {
         let template_index = signals::TemplateIndex::new(&text.templates);
         let alias_vocab: HashMap<String, usize> = text.alias_vocab.iter().enumerate().map(|(n, t)| (t.clone(), n)).collect();
         let (templates, symptom_texts) = (&text.templates, &text.symptom_texts);
-        let mut symptom_fms: HashMap<String, Vec<String>> = HashMap::new();
+        let mut symptom_fms: HashMap<String, Vec<String>> = HashMap::default();
         let mut fm_ids = Vec::new();
-        let (mut fm_context, mut fm_applies) = (Vec::new(), Vec::new());
+        let (mut fm_context, mut fm_applies, mut fm_ruled_out) = (Vec::new(), Vec::new(), Vec::new());
         for fm in kb.of_kind(Kind::FailureMode) {
             fm_ids.push(fm.id.clone());
             fm_context.push(fm.failure_mode().map(|d| d.context.clone()).unwrap_or_default());
             fm_applies.push(fm.applies.clone());
+            fm_ruled_out.push(fm.failure_mode().map(|d| d.ruled_out_by.clone()).unwrap_or_default());
             if let Some(d) = fm.failure_mode() {
                 for s in &d.symptoms {
                     symptom_fms.entry(s.clone()).or_default().push(fm.id.clone());
@@ -578,9 +585,9 @@ impl Matcher {
             let inherited: BTreeSet<String> = hubs.iter().flat_map(|h| hub_causes.get(*h).into_iter().flatten().cloned()).collect();
             fms.retain(|f| !inherited.contains(f));
         }
-        let mut template_fms: HashMap<&str, BTreeSet<String>> = HashMap::new();
-        let mut reason_fms: HashMap<String, BTreeSet<String>> = HashMap::new();
-        let mut code_fms: HashMap<(SignalKind, i64), BTreeSet<String>> = HashMap::new();
+        let mut template_fms: HashMap<&str, BTreeSet<String>> = HashMap::default();
+        let mut reason_fms: HashMap<String, BTreeSet<String>> = HashMap::default();
+        let mut code_fms: HashMap<(SignalKind, i64), BTreeSet<String>> = HashMap::default();
         let mut vocab = Vocabulary::default();
         for (s, text) in kb.of_kind(Kind::Symptom).zip(symptom_texts) {
             let Some(d) = s.symptom() else { continue };
@@ -612,9 +619,9 @@ impl Matcher {
         // where to find it by what an input shows (template, reason, code, metric).
         let lens: HashMap<&str, usize> = templates.iter().map(|t: &Template| (t.symptom_id.as_str(), t.literal_len())).collect();
         let mut symptoms = Vec::new();
-        let mut symptom_at = HashMap::new();
-        let mut symptoms_by_reason: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut symptoms_by_code: HashMap<(SignalKind, i64), Vec<usize>> = HashMap::new();
+        let mut symptom_at = HashMap::default();
+        let mut symptoms_by_reason: HashMap<String, Vec<usize>> = HashMap::default();
+        let mut symptoms_by_code: HashMap<(SignalKind, i64), Vec<usize>> = HashMap::default();
         let mut metric_symptoms = Vec::new();
         for (s, text) in kb.of_kind(Kind::Symptom).zip(symptom_texts) {
             let Some(d) = s.symptom() else { continue };
@@ -652,6 +659,7 @@ impl Matcher {
             fm_ordinal,
             fm_context,
             fm_applies,
+            fm_ruled_out,
             causes: crate::graph::direct_causes(kb),
             alias_vocab,
             hub_checks: hub_causes.keys().filter_map(|h| kb.get(h)).map(|h| (h.id.clone(), h.failure_mode().map(|d| d.checks.iter().cloned().collect()).unwrap_or_default())).collect(),
@@ -666,13 +674,8 @@ impl Matcher {
         self.text.alias_automaton.present(normalized.as_bytes())
     }
 
-    /// The prepared form of each context cue of failure mode `fm` (see `cue_words`), in the
-    /// order of its cues; empty when `fm` has none.
-    pub(crate) fn cue_words_of(&self, fm: &str) -> &[Option<Vec<String>>] {
-        self.ordinal(fm).map_or(&[], |n| self.cue_words_at(n))
-    }
-
-    /// [`Matcher::cue_words_of`] by the failure mode's ordinal (its place in `fm_ids`).
+    /// The prepared form of each context cue of the failure mode with ordinal `n` (its place
+    /// in `fm_ids`; see `Prepared::cue_words`), in the order of its cues; empty past the table.
     pub(crate) fn cue_words_at(&self, n: usize) -> &[Option<Vec<String>>] {
         self.text.cue_words.get(n).map_or(&[], Vec::as_slice)
     }
@@ -981,13 +984,13 @@ pub fn diagnose(
     // Ruled out by the user: the last word, after everything else is summed.
     let mut scores: BTreeMap<String, f64> = BTreeMap::new();
     for (fm, evs) in lines.iter_mut() {
-        let Some(e) = kb.get(fm) else { continue };
+        let Some(n) = m.ordinal(fm) else { continue };
         let mut total: f64 = evs.iter().map(|e| e.score).sum();
-        if let Some(r) = scorers::product_absent(&input_ev, e, total) {
+        if let Some(r) = scorers::product_absent(&input_ev, n, total) {
             total += r.score;
             evs.push(r);
         }
-        if let Some(r) = scorers::ruled_out(&input_ev, e, total) {
+        if let Some(r) = scorers::ruled_out(&input_ev, n, total) {
             total += r.score;
             evs.push(r);
         }
@@ -998,13 +1001,14 @@ pub fn diagnose(
     let mut excluded = Vec::new();
     let mut ranked: Vec<(String, f64)> = Vec::new();
     for (fm, s) in &scores {
-        let Some(e) = kb.get(fm) else { continue };
+        let Some(applies) = m.ordinal(fm).and_then(|n| m.fm_applies.get(n)) else { continue };
         if *s <= 0.05 {
             continue;
         }
         if let Some(v) = version {
-            if !e.applies.contains(v) {
-                excluded.push((*s, Excluded { id: fm.clone(), title: e.title.clone(), applies: e.applies.describe() }));
+            if !applies.contains(v) {
+                let title = kb.get(fm).map(|e| e.title.clone()).unwrap_or_default();
+                excluded.push((*s, Excluded { id: fm.clone(), title, applies: applies.describe() }));
                 continue;
             }
         }

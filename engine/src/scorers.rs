@@ -23,7 +23,7 @@
 use crate::context::InputContext;
 use crate::diagnose::{Evidence, Matcher};
 use crate::knowledge::KnowledgeBase;
-use crate::model::{CueKind, Entity, Level, Version};
+use crate::model::{CueKind, Level, Version};
 use crate::search::Hit as SearchHit;
 use crate::signals::{self, Signals};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -264,7 +264,7 @@ pub fn propagate(kb: &KnowledgeBase, m: &Matcher, direct: &BTreeMap<String, f64>
     };
     let mut out: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
     // Hubs.
-    let mut best_hub: BTreeMap<String, (f64, String)> = BTreeMap::new();
+    let mut best_hub: BTreeMap<&String, (f64, &String)> = BTreeMap::new();
     for (hub, causes) in &m.hub_causes {
         let hs = strength(hub);
         if hs <= 0.0 {
@@ -273,44 +273,46 @@ pub fn propagate(kb: &KnowledgeBase, m: &Matcher, direct: &BTreeMap<String, f64>
         for (n, c) in causes.iter().enumerate() {
             let inherited = HUB_SHARE * hs * (1.0 - HUB_ORDER_STEP * n.min(5) as f64);
             if best_hub.get(c).is_none_or(|(b, _)| inherited > *b) {
-                best_hub.insert(c.clone(), (inherited, hub.clone()));
+                best_hub.insert(c, (inherited, hub));
             }
         }
     }
+    // A hub hands a line to each of its causes: its title is looked up once.
+    let mut titles: BTreeMap<&String, String> = BTreeMap::new();
     for (c, (score, hub)) in best_hub {
-        let title = kb.get(&hub).map(|e| e.title.clone()).unwrap_or_default();
-        out.entry(c).or_default().push(line("hub", &hub, "hub", title, score));
+        let title = titles.entry(hub).or_insert_with(|| kb.get(hub).map(|e| e.title.clone()).unwrap_or_default()).clone();
+        out.entry(c.clone()).or_default().push(line("hub", hub, "hub", title, score));
     }
     // Other causedBy chains.
-    let mut up: BTreeMap<String, (f64, f64, String)> = BTreeMap::new(); // cause -> (raise, cap, from)
+    let mut up: BTreeMap<&String, (f64, f64, &String)> = BTreeMap::new(); // cause -> (raise, cap, from)
     for (fm, _) in direct.iter() {
         let s = strength(fm);
         if s <= 0.0 {
             continue;
         }
         let hub_of: BTreeSet<&String> = m.hub_causes.get(fm).map(|v| v.iter().collect()).unwrap_or_default();
-        let mut frontier: BTreeSet<String> = m.causes.get(fm).cloned().unwrap_or_default();
+        let mut frontier: BTreeSet<&String> = m.causes.get(fm).map(|c| c.iter().collect()).unwrap_or_default();
         for (hop, factor) in [(1, 0.3), (2, 0.1)] {
             if hop == 2 {
-                frontier = frontier.iter().flat_map(|c| m.causes.get(c).cloned().unwrap_or_default()).collect();
+                frontier = frontier.iter().flat_map(|c| m.causes.get(*c).into_iter().flatten()).collect();
             }
-            for c in &frontier {
+            for &c in &frontier {
                 if c == fm || (hop == 1 && hub_of.contains(c)) {
                     continue;
                 }
                 let raise = factor * s;
                 if up.get(c).is_none_or(|(r, _, _)| raise > *r) {
-                    up.insert(c.clone(), (raise, 0.9 * s, fm.clone()));
+                    up.insert(c, (raise, 0.9 * s, fm));
                 }
             }
         }
     }
     for (c, (raise, cap, from)) in up {
-        let own = direct.get(&c).copied().unwrap_or(0.0) + out.get(&c).map(|v| v.iter().map(|e| e.score).sum::<f64>()).unwrap_or(0.0);
+        let own = direct.get(c).copied().unwrap_or(0.0) + out.get(c).map(|v| v.iter().map(|e| e.score).sum::<f64>()).unwrap_or(0.0);
         let room = if own >= cap { 0.0 } else { (cap - own).min(raise) };
         if room > 0.0 {
-            let title = kb.get(&from).map(|e| e.title.clone()).unwrap_or_default();
-            out.entry(c).or_default().push(line("upstream", &from, "caused-by", title, room));
+            let title = kb.get(from).map(|e| e.title.clone()).unwrap_or_default();
+            out.entry(c.clone()).or_default().push(line("upstream", from, "caused-by", title, room));
         }
     }
     out
@@ -364,18 +366,18 @@ pub const PRODUCT_ABSENT: f64 = 0.6;
 /// `product-absent`: the candidate has `product` cues, the input names none of them and holds
 /// none of the candidate's own messages.
 /// Returns a line worth minus `1 - PRODUCT_ABSENT` of the candidate's score so far.
-pub fn product_absent(i: &ScoringInput<'_>, fm: &Entity, total: f64) -> Option<Evidence> {
-    let d = fm.failure_mode()?;
+/// `n`: the candidate's ordinal ([`Matcher::fm_ids`]).
+pub fn product_absent(i: &ScoringInput<'_>, n: usize, total: f64) -> Option<Evidence> {
+    let (id, cues) = (i.m.fm_ids.get(n)?, i.m.fm_context.get(n)?);
     if total <= 0.0 {
         return None;
     }
     // Its own machine text in the input shows the product is there.
-    if i.messages.get(&fm.id).is_some_and(|(score, _)| *score > 0.0) {
+    if i.message_at(n).is_some_and(|(score, _)| *score > 0.0) {
         return None;
     }
-    let prepared = i.m.cue_words_of(&fm.id);
-    let products: Vec<(&str, Option<&Vec<String>>)> = d
-        .context
+    let prepared = i.m.cue_words_at(n);
+    let products: Vec<(&str, Option<&Vec<String>>)> = cues
         .iter()
         .enumerate()
         .filter_map(|(n, c)| if let CueKind::Product { text } = &c.kind { Some((text.as_str(), prepared.get(n).and_then(Option::as_ref))) } else { None })
@@ -384,24 +386,24 @@ pub fn product_absent(i: &ScoringInput<'_>, fm: &Entity, total: f64) -> Option<E
         return None;
     }
     let products: Vec<&str> = products.into_iter().map(|(p, _)| p).collect();
-    Some(line("product-absent", &fm.id, "product", products.join(", "), -(1.0 - PRODUCT_ABSENT) * total))
+    Some(line("product-absent", id, "product", products.join(", "), -(1.0 - PRODUCT_ABSENT) * total))
 }
 
 /// `ruled-out`: the user said something the candidate's `ruled_out_by` lists (and did not
 /// negate it). Returns a line worth minus 70 % of the candidate's score so far.
-pub fn ruled_out(i: &ScoringInput<'_>, fm: &Entity, total: f64) -> Option<Evidence> {
-    let d = fm.failure_mode()?;
+/// `n`: the candidate's ordinal ([`Matcher::fm_ids`]).
+pub fn ruled_out(i: &ScoringInput<'_>, n: usize, total: f64) -> Option<Evidence> {
+    let (id, phrases) = (i.m.fm_ids.get(n)?, i.m.fm_ruled_out.get(n)?);
     if total <= 0.0 {
         return None;
     }
-    let words = i.m.ordinal(&fm.id).and_then(|n| i.m.text.ruled_out_words.get(n));
-    let said = d
-        .ruled_out_by
+    let words = i.m.text.ruled_out_words.get(n);
+    let said = phrases
         .iter()
         .enumerate()
         .find(|(n, p)| phrase_in(i, p, words.and_then(|w| w.get(*n))).is_some_and(|m| !m.negated && m.words >= 2))
         .map(|(_, p)| p)?;
-    Some(line("ruled-out", &fm.id, "ruled-out", said.clone(), -0.7 * total))
+    Some(line("ruled-out", id, "ruled-out", said.clone(), -0.7 * total))
 }
 
 /// The hubs (symptom-level failure modes) with their causes in the hub's order.
