@@ -63,37 +63,97 @@ static FREED: Condvar = Condvar::new();
 /// refusal: the memory a sort holds is bounded, not only its time.
 pub const MAX_SORT_SOLUTIONS: usize = 100_000;
 
-/// The internal filter function that counts solutions entering a sort ([`guard_sorts`]).
-const SORT_GUARD_IRI: &str = "urn:kubewhy:internal:sort-guard";
+/// Most distinct solutions one query's `DISTINCT` and `REDUCED` may hold (they keep every
+/// solution seen) before it is stopped with a refusal.
+pub const MAX_DISTINCT_SOLUTIONS: usize = 100_000;
 
-/// Puts a counting filter ([`SORT_GUARD_IRI`]) under every `ORDER BY`.
-fn guard_sorts(p: &mut spargebra::algebra::GraphPattern, f: &NamedNode) {
+/// Most solutions one query may feed into its groups (`GROUP BY`, or aggregates without it)
+/// before it is stopped with a refusal: a group holds its aggregates' state, which for
+/// `GROUP_CONCAT` and `SAMPLE` grows with its input.
+pub const MAX_GROUP_SOLUTIONS: usize = 1_000_000;
+
+/// The operators that hold solutions in memory, each with the internal filter function that
+/// counts them ([`guard_holders`]), its cap and what the refusal says.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Holder {
+    /// `ORDER BY`: its input, counted under it.
+    Sort,
+    /// `DISTINCT` / `REDUCED`: the distinct solutions, counted above it.
+    Distinct,
+    /// `GROUP BY`: its input, counted under it.
+    Group,
+}
+
+impl Holder {
+    const ALL: [Holder; 3] = [Holder::Sort, Holder::Distinct, Holder::Group];
+
+    fn iri(self) -> NamedNode {
+        NamedNode::new_unchecked(match self {
+            Holder::Sort => "urn:kubewhy:internal:sort-guard",
+            Holder::Distinct => "urn:kubewhy:internal:distinct-guard",
+            Holder::Group => "urn:kubewhy:internal:group-guard",
+        })
+    }
+
+    fn cap(self) -> usize {
+        match self {
+            Holder::Sort => MAX_SORT_SOLUTIONS,
+            Holder::Distinct => MAX_DISTINCT_SOLUTIONS,
+            Holder::Group => MAX_GROUP_SOLUTIONS,
+        }
+    }
+
+    fn refusal(self) -> String {
+        match self {
+            Holder::Sort => format!(
+                "ORDER BY over more than {MAX_SORT_SOLUTIONS} solutions was stopped (a sort holds its whole input in memory): narrow the pattern, or drop ORDER BY"
+            ),
+            Holder::Distinct => format!(
+                "DISTINCT over more than {MAX_DISTINCT_SOLUTIONS} distinct solutions was stopped (it holds every solution it has seen): narrow the pattern, project fewer variables, or drop DISTINCT"
+            ),
+            Holder::Group => format!(
+                "GROUP BY over more than {MAX_GROUP_SOLUTIONS} solutions was stopped (groups hold their aggregates' state in memory): narrow the pattern"
+            ),
+        }
+    }
+}
+
+/// A filter calling the counting function of `h` on the in-scope variables of `inner`:
+/// COALESCE(?v, 0) of each, so that the filter runs on every solution itself (a filter without
+/// variables, or with arguments the optimiser can fold, may be evaluated once, early) and never
+/// errors on an unbound variable (which would drop the solution).
+fn counted(h: Holder, inner: spargebra::algebra::GraphPattern) -> spargebra::algebra::GraphPattern {
     use spargebra::algebra::{Expression, Function, GraphPattern as G};
+    let mut vars = Vec::new();
+    inner.on_in_scope_variable(|v| vars.push(Expression::Coalesce(vec![Expression::Variable(v.clone()), Expression::Literal(Literal::from(0))])));
+    G::Filter { expr: Expression::FunctionCall(Function::Custom(h.iri()), vars), inner: Box::new(inner) }
+}
+
+/// Puts a counting filter under every `ORDER BY` and `GROUP BY` (their input) and over every
+/// `DISTINCT` and `REDUCED` (what they hold); see [`Holder`].
+fn guard_holders(p: &mut spargebra::algebra::GraphPattern) {
+    use spargebra::algebra::GraphPattern as G;
+    let empty = || G::Bgp { patterns: Vec::new() };
     match p {
-        G::OrderBy { inner, .. } => {
-            guard_sorts(inner, f);
-            // COALESCE(?v, 0) of the in-scope variables are its arguments, so that the filter
-            // runs on the sort's input itself (a filter without variables, or with arguments the
-            // optimiser can fold, may be evaluated once, early) and never errors on an unbound
-            // variable (which would drop the solution).
-            let mut vars = Vec::new();
-            inner.on_in_scope_variable(|v| vars.push(Expression::Coalesce(vec![Expression::Variable(v.clone()), Expression::Literal(Literal::from(0))])));
-            let taken = std::mem::replace(inner.as_mut(), G::Bgp { patterns: Vec::new() });
-            **inner = G::Filter { expr: Expression::FunctionCall(Function::Custom(f.clone()), vars), inner: Box::new(taken) };
+        G::OrderBy { inner, .. } | G::Group { inner, .. } => {
+            guard_holders(inner);
+            let h = if matches!(p, G::OrderBy { .. }) { Holder::Sort } else { Holder::Group };
+            let (G::OrderBy { inner, .. } | G::Group { inner, .. }) = p else { return };
+            let taken = std::mem::replace(inner.as_mut(), empty());
+            **inner = counted(h, taken);
+        }
+        G::Distinct { inner } | G::Reduced { inner } => {
+            guard_holders(inner);
+            let taken = std::mem::replace(p, empty());
+            *p = counted(Holder::Distinct, taken);
         }
         G::Join { left, right } | G::LeftJoin { left, right, .. } | G::Union { left, right } | G::Minus { left, right } => {
-            guard_sorts(left, f);
-            guard_sorts(right, f);
+            guard_holders(left);
+            guard_holders(right);
         }
-        G::Filter { inner, .. }
-        | G::Graph { inner, .. }
-        | G::Extend { inner, .. }
-        | G::Project { inner, .. }
-        | G::Distinct { inner }
-        | G::Reduced { inner }
-        | G::Slice { inner, .. }
-        | G::Group { inner, .. }
-        | G::Service { inner, .. } => guard_sorts(inner, f),
+        G::Filter { inner, .. } | G::Graph { inner, .. } | G::Extend { inner, .. } | G::Project { inner, .. } | G::Slice { inner, .. } | G::Service { inner, .. } => {
+            guard_holders(inner)
+        }
         _ => {}
     }
 }
@@ -554,32 +614,30 @@ impl Graph {
             }
         };
         guard::check_query(&query, max_term).map_err(|r| GraphError::Refused(r.0))?;
-        // Every ORDER BY holds its whole input before sorting: count the solutions going in and
-        // cancel the query past MAX_SORT_SOLUTIONS (a memory bound the time limit alone is not).
+        // Sorts, groups and DISTINCT hold solutions in memory: count them and cancel the query
+        // past each one's cap (a memory bound the time limit alone is not).
         let mut query = query;
-        let guard_fn = NamedNode::new_unchecked(SORT_GUARD_IRI);
         match &mut query {
             spargebra::Query::Select { pattern, .. } | spargebra::Query::Construct { pattern, .. } | spargebra::Query::Describe { pattern, .. } | spargebra::Query::Ask { pattern, .. } => {
-                guard_sorts(pattern, &guard_fn);
+                guard_holders(pattern);
             }
         }
-        let sorted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let (count, cancel) = (sorted.clone(), token.clone());
-        let prepared = SparqlEvaluator::new()
-            .with_cancellation_token(token.clone())
-            .with_custom_function(guard_fn, move |_| {
+        let counters: Vec<(Holder, std::sync::Arc<std::sync::atomic::AtomicUsize>)> =
+            Holder::ALL.iter().map(|&h| (h, std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0)))).collect();
+        let mut evaluator = SparqlEvaluator::new().with_cancellation_token(token.clone());
+        for (h, counter) in &counters {
+            let (h, count, cancel) = (*h, counter.clone(), token.clone());
+            evaluator = evaluator.with_custom_function(h.iri(), move |_| {
                 let n = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                if n > MAX_SORT_SOLUTIONS {
+                if n > h.cap() {
                     cancel.cancel();
                 }
-                Some(Literal::from(n <= MAX_SORT_SOLUTIONS).into())
-            })
-            .for_query(query);
-        let result = Self::collect(prepared.on_store(store).execute(), limits, cell);
-        if sorted.load(std::sync::atomic::Ordering::Relaxed) > MAX_SORT_SOLUTIONS {
-            return Err(GraphError::Refused(format!(
-                "ORDER BY over more than {MAX_SORT_SOLUTIONS} solutions was stopped (a sort holds its whole input in memory): narrow the pattern, or drop ORDER BY"
-            )));
+                Some(Literal::from(n <= h.cap()).into())
+            });
+        }
+        let result = Self::collect(evaluator.for_query(query).on_store(store).execute(), limits, cell);
+        if let Some((h, _)) = counters.iter().find(|(h, c)| c.load(std::sync::atomic::Ordering::Relaxed) > h.cap()) {
+            return Err(GraphError::Refused(h.refusal()));
         }
         result
     }

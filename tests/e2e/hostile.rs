@@ -222,3 +222,31 @@ fn issue16_sort_input_is_bounded() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Issue 16: DISTINCT and GROUP BY were bounded only by time (a DISTINCT keeps every solution
+/// it has seen, a group its aggregates' state); both are now counted and stopped past their cap.
+#[test]
+fn issue16_distinct_and_group_by_are_bounded() {
+    let _serial = serial();
+    // Pairs of subjects that share an object: millions (types are shared by thousands). A
+    // DISTINCT whose output is read to the row limit stops there; one under a count is read whole.
+    let started = Instant::now();
+    match engine().sparql("SELECT (COUNT(*) AS ?n) WHERE { { SELECT DISTINCT ?a ?b WHERE { ?a ?p ?x . ?b ?q ?x } } }", limits(60_000)) {
+        Err(GraphError::Refused(m)) => assert!(m.contains("DISTINCT over more than 100000 distinct solutions"), "{m}"),
+        other => panic!("expected the DISTINCT cap, got {other:?}"),
+    }
+    match engine().sparql("SELECT ?a (COUNT(*) AS ?n) WHERE { ?a ?p ?x . ?b ?q ?x } GROUP BY ?a", limits(120_000)) {
+        Err(GraphError::Refused(m)) => assert!(m.contains("GROUP BY over more than 1000000 solutions"), "{m}"),
+        other => panic!("expected the GROUP BY cap, got {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(120), "{:?}", started.elapsed());
+    // Ordinary DISTINCT and GROUP BY queries over the whole graph still answer.
+    let rows = |q: &str| match engine().sparql(q, limits(30_000)).expect("runs") {
+        kubewhy_engine::graph::QueryOutput::Solutions { rows, .. } => rows,
+        other => panic!("{other:?}"),
+    };
+    assert!(rows("SELECT DISTINCT ?p WHERE { ?s ?p ?o }").len() > 10);
+    let per_kind = rows("SELECT ?t (COUNT(?s) AS ?n) WHERE { ?s a ?t } GROUP BY ?t");
+    assert!(per_kind.len() > 5, "{per_kind:?}");
+    assert_eq!(rows("SELECT REDUCED ?fm WHERE { ?fm kw:causedBy ?c } LIMIT 3").len(), 3);
+}
