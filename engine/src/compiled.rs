@@ -715,46 +715,7 @@ struct_codec!(UpstreamMetric { name, metric_type, stability, labels, component, 
 struct_codec!(Release { version, date, eol, source });
 struct_codec!(Topic { area, topic, entities });
 
-impl Codec for Prepared {
-    fn put(&self, w: &mut Writer) {
-        let Prepared {
-            alias_patterns,
-            alias_pattern_df,
-            alias_ids,
-            cue_words,
-            ruled_out_words,
-            alias_tokens,
-            alias_vocab,
-            templates,
-            symptom_texts,
-            alias_automaton,
-        } = self;
-        alias_patterns.put(w);
-        alias_pattern_df.put(w);
-        alias_ids.put(w);
-        cue_words.put(w);
-        ruled_out_words.put(w);
-        alias_tokens.put(w);
-        alias_vocab.put(w);
-        templates.put(w);
-        symptom_texts.put(w);
-        alias_automaton.put(w);
-    }
-    fn get(r: &mut Reader<'_>) -> Result<Self, CompiledError> {
-        Ok(Prepared {
-            alias_patterns: Codec::get(r)?,
-            alias_pattern_df: Codec::get(r)?,
-            alias_ids: Codec::get(r)?,
-            cue_words: Codec::get(r)?,
-            ruled_out_words: Codec::get(r)?,
-            alias_tokens: Codec::get(r)?,
-            alias_vocab: Codec::get(r)?,
-            templates: Codec::get(r)?,
-            symptom_texts: Codec::get(r)?,
-            alias_automaton: Codec::get(r)?,
-        })
-    }
-}
+struct_codec!(Prepared { alias_patterns, alias_pattern_df, alias_ids, cue_words, ruled_out_words, alias_tokens, alias_vocab, templates, symptom_texts, alias_automaton });
 
 impl Codec for Matcher {
     fn put(&self, w: &mut Writer) {
