@@ -194,9 +194,13 @@ impl KnowledgeBase {
         match &self.lazy {
             None => self,
             Some(l) => {
-                let (entities, upstream, topics) = (l.all().to_vec(), l.upstream().clone(), l.topics().to_vec());
-                // The lazy store checked at load that ids are distinct.
-                KnowledgeBase::from_parts(entities, upstream, topics).unwrap_or_default()
+                let mut kb = KnowledgeBase { upstream: l.upstream().clone(), topics: l.topics().to_vec(), ..KnowledgeBase::default() };
+                // Ids are distinct (checked when the compiled knowledge was loaded).
+                for e in l.all() {
+                    kb.by_id.entry(e.id.clone()).or_insert(kb.entities.len());
+                    kb.entities.push(e.clone());
+                }
+                kb
             }
         }
     }

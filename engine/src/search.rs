@@ -325,14 +325,13 @@ impl SearchIndex {
     pub fn from_shared(bytes: crate::compiled::Bytes, files: &[(String, std::ops::Range<usize>)]) -> Result<SearchIndex, SearchError> {
         let mut dir = ReadOnlyDirectory::default();
         for (path, range) in files {
-            let missing = || tantivy::TantivyError::InvalidArgument(format!("index file {path} is outside the compiled bytes"));
+            let Some(slice) = bytes.get(range.clone()) else {
+                return Err(tantivy::TantivyError::InvalidArgument(format!("index file {path} is outside the compiled bytes")).into());
+            };
             let data = match &bytes {
                 crate::compiled::Bytes::Static(b) => tantivy::directory::OwnedBytes::new(*b).slice(range.clone()),
-                crate::compiled::Bytes::Shared(b) => tantivy::directory::OwnedBytes::new(b.get(range.clone()).ok_or_else(missing)?.to_vec()),
+                crate::compiled::Bytes::Shared(_) => tantivy::directory::OwnedBytes::new(slice.to_vec()),
             };
-            if data.len() != range.len() {
-                return Err(missing().into());
-            }
             std::sync::Arc::make_mut(&mut dir.files).insert(std::path::PathBuf::from(path), data);
         }
         let index = Index::open(dir)?;
