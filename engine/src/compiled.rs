@@ -11,7 +11,9 @@
 //!
 //! Layout: the magic `kubewhy-compiled\n`, the format number, the checksum (`u64`, see
 //! `checksum`), then the sections in order:
-//! - the matcher (every table of [`Matcher`], automata included);
+//! - the matcher (every table of [`Matcher`], automata included; its per-failure-mode rows,
+//!   message templates, symptom tables and cause lists are [`Table`]s, decoded one by one
+//!   when a diagnosis first reaches them);
 //! - the entity table: the count `n`, each entity's kind (one byte), the `n + 1` offsets
 //!   (from the start of the bytes) where each entity's encoding starts and the last ends,
 //!   and a hash table of their places by id (open addressing, see `id_slots`), for look-ups
@@ -24,13 +26,17 @@
 //! strings a `u32` length then the bytes, a sequence its `u32` count then its items, an option
 //! a `0`/`1` byte then the value, a hash map its entries sorted by key.
 //!
-//! [`load`] decodes the matcher and opens the index; entities, upstream facts and topics are
-//! decoded when first asked for ([`Lazy`]), so a diagnosis decodes only the candidates it
-//! shows. Front-matter key lines (used to point lint diagnostics at a key) are not kept: the
+//! [`load`] decodes the matcher's look-up tables and opens the index; entities, upstream facts,
+//! topics and the matcher's [`Table`]s are decoded when first asked for ([`Lazy`]), so a
+//! diagnosis decodes only the failure modes its input reaches and the candidates it shows, and
+//! a start-up costs about the same whatever the size of the graph. [`load`] checks the
+//! checksum and what it reads; [`verify`] (run by the build script on what it embeds) also
+//! decodes and checks everything that is decoded later. Front-matter key lines (used to point lint diagnostics at a key) are not kept: the
 //! built-in knowledge is validated when it is compiled, and a diagnostic found later about a
 //! built-in entity points at the entity's first line.
 
-use crate::diagnose::{Matcher, Prepared, SymptomTable};
+use crate::diagnose::{CandidateKeys, FmRow, Matcher, Prepared, SymptomTable};
+use crate::tables::{KeyPostings, Postings, StrIndex};
 use crate::knowledge::{KnowledgeBase, Topic, Upstream};
 use crate::model::{
     ContextCue, CueKind, Entity, FailureModeData, Kind, KindData, Level, Location, SignalKind, SymptomData, Version, VersionRange,
@@ -46,7 +52,7 @@ use std::sync::{Arc, OnceLock};
 pub const MAGIC: &[u8] = b"kubewhy-compiled\n";
 
 /// Version of the layout; [`load`] refuses any other.
-pub const FORMAT: u32 = 4;
+pub const FORMAT: u32 = 5;
 
 /// Where the sections start: after the magic, the format number and the checksum.
 const HEADER: usize = MAGIC.len() + 4 + 8;
@@ -186,22 +192,29 @@ fn id_slots<'a>(ids: impl ExactSizeIterator<Item = &'a [u8]>) -> Vec<u32> {
     slots
 }
 
-/// A 64-bit checksum of `b` (four multiply-rotate lanes over 8-byte words, then the tail):
-/// any change of one word changes it, and it runs at several GB/s, so [`load`] checks the
-/// whole file for about a millisecond. Not a defence against a crafted file.
+/// A 64-bit checksum of `b`: per lane of eight, the sum of the 32-bit words and the sum of
+/// those running sums (Fletcher's construction, modulo 2^32), mixed into one value with the
+/// length and the tail. Any change of one word changes it, as does moving words between places;
+/// the lanes are independent additions that the compiler turns into vector instructions, so
+/// [`load`] checks a whole file at memory speed. Not a defence against a crafted file.
 fn checksum(b: &[u8]) -> u64 {
+    const LANES: usize = 8;
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut lanes = [0x243F_6A88_85A3_08D3u64, 0x1319_8A2E_0370_7344, 0xA409_3822_299F_31D0, 0x082E_FA98_EC4E_6C89];
-    let mut blocks = b.chunks_exact(32);
+    let (mut sum, mut sum2) = ([0u32; LANES], [0u32; LANES]);
+    let mut blocks = b.chunks_exact(4 * LANES);
     for block in &mut blocks {
-        for (lane, word) in lanes.iter_mut().zip(block.chunks_exact(8)) {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(word);
-            *lane = (*lane ^ u64::from_le_bytes(a)).wrapping_mul(K).rotate_left(31);
+        let mut words = [0u32; LANES];
+        for (w, b) in words.iter_mut().zip(block.chunks_exact(4)) {
+            *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        for l in 0..LANES {
+            sum[l] = sum[l].wrapping_add(words[l]);
+            sum2[l] = sum2[l].wrapping_add(sum[l]);
         }
     }
     let mut h = (b.len() as u64).wrapping_mul(K);
-    for lane in lanes {
+    for l in 0..LANES {
+        let lane = (u64::from(sum2[l]) << 32) | u64::from(sum[l]);
         h = (h ^ lane).wrapping_mul(K).rotate_left(27);
     }
     for &x in blocks.remainder() {
@@ -222,9 +235,9 @@ pub struct Loaded {
 }
 
 /// Checks the header and the checksum; returns a reader positioned at the first section.
-fn open(bytes: &[u8]) -> Result<Reader<'_>, CompiledError> {
+fn open(bytes: &Bytes) -> Result<Reader<'_>, CompiledError> {
     let rest = bytes.strip_prefix(MAGIC).ok_or(CompiledError::Format)?;
-    let mut r = Reader { buf: rest, pos: 0, base: MAGIC.len() };
+    let mut r = Reader { buf: rest, pos: 0, base: MAGIC.len(), src: Some(bytes) };
     if u32::get(&mut r)? != FORMAT {
         return Err(CompiledError::Format);
     }
@@ -253,23 +266,26 @@ pub fn load(bytes: impl Into<Bytes>) -> Result<Loaded, CompiledError> {
         let loaded = load_parts(&bytes);
         // A panic while compiling fixed expressions would be a bug; diagnoses compile them again.
         let _ = warm.join();
-        let (lazy, index, matcher) = loaded?;
+        let (lazy, index, matcher, _) = loaded?;
         Ok(Loaded { kb: KnowledgeBase::from_lazy(lazy), index, matcher })
     })
 }
 
-fn load_parts(bytes: &Bytes) -> Result<(Lazy, SearchIndex, Matcher), CompiledError> {
+/// Decodes the matcher and opens the rest, with the checks that cost no more than reading what
+/// a start-up reads anyway (table sizes that fit each other and the entity count). What would
+/// mean reading every entity or every matcher row is checked by [`verify`], which the build
+/// script runs on the bytes it embeds; a file is covered by its checksum.
+fn load_parts(bytes: &Bytes) -> Result<(Lazy, SearchIndex, Matcher, usize), CompiledError> {
     let mut r = open(bytes)?;
     let matcher_at = r.base + r.pos;
     let matcher = Matcher::get(&mut r)?;
     let (lazy, index) = load_rest(bytes, &mut r, false)?;
-    let fms: Vec<usize> = (0..lazy.len()).filter(|&i| lazy.kind(i) == Kind::FailureMode).collect();
+    let fms = lazy.kinds.iter().filter(|&&k| k == Kind::FailureMode).count();
     let symptoms = lazy.kinds.iter().filter(|&&k| k == Kind::Symptom).count();
-    let same_ids = fms.len() == matcher.fm_ids.len() && fms.iter().zip(&matcher.fm_ids).all(|(&i, id)| lazy.id(i) == id);
-    if !same_ids || !matcher.fits(symptoms) {
+    if fms != matcher.fm_ids.len() || !matcher.fits(symptoms) {
         return Err(CompiledError::Corrupt { offset: matcher_at, what: "matcher tables that fit the entities" });
     }
-    Ok((lazy, index, matcher))
+    Ok((lazy, index, matcher, matcher_at))
 }
 
 /// Reads the compiled form back into a knowledge base and its index only, every entity
@@ -295,7 +311,18 @@ pub fn load_base(bytes: impl Into<Bytes>) -> Result<(KnowledgeBase, SearchIndex)
 /// # Errors
 /// As [`load`], and [`CompiledError::Corrupt`] for an entity that does not decode.
 pub fn verify(bytes: impl Into<Bytes>) -> Result<(), CompiledError> {
-    let (lazy, _, _) = load_parts(&bytes.into())?;
+    let (lazy, _, matcher, matcher_at) = load_parts(&bytes.into())?;
+    lazy.check_ids()?;
+    let fms = (0..lazy.len()).filter(|&i| lazy.kind(i) == Kind::FailureMode);
+    let mismatch = CompiledError::Corrupt { offset: matcher_at, what: "matcher tables that fit the entities" };
+    if !fms.zip(matcher.fm_ids.iter()).all(|(i, id)| lazy.id(i) == id) {
+        return Err(mismatch);
+    }
+    matcher.text.rows.try_all()?;
+    matcher.text.templates.try_all()?;
+    if !matcher.rows_fit() {
+        return Err(mismatch);
+    }
     lazy.decode_all().map(|_| ())
 }
 
@@ -328,19 +355,8 @@ fn load_rest(bytes: &Bytes, r: &mut Reader<'_>, writable: bool) -> Result<(Lazy,
         upstream: OnceLock::new(),
         topics: OnceLock::new(),
     };
-    // Every id readable (an entity's encoding starts with its id), and found at its own place
-    // by a look-up (so the ids are distinct and the table holds each entity once).
-    let table = CompiledError::Corrupt { offset: slots_at, what: "a table of distinct entity ids" };
-    if lazy.slots.iter().filter(|&&i| i != NO_ENTITY).count() != n {
-        return Err(table);
-    }
-    for i in 0..n {
-        if lazy.read_id(i).is_none() {
-            return Err(CompiledError::Corrupt { offset: lazy.starts[i] as usize, what: "entity id" });
-        }
-        if lazy.position(lazy.id(i)) != Some(i) {
-            return Err(table);
-        }
+    if lazy.slots.iter().any(|&i| i != NO_ENTITY && i as usize >= n) {
+        return Err(CompiledError::Corrupt { offset: slots_at, what: "a table of entity places" });
     }
     let count = r.len("index file count")?;
     let mut files = Vec::with_capacity(count);
@@ -485,7 +501,7 @@ impl Lazy {
 
     fn decode(&self, i: usize) -> Result<Entity, CompiledError> {
         let (a, b) = (self.starts[i] as usize, self.starts[i + 1] as usize);
-        let mut r = Reader { buf: &self.bytes[a..b], pos: 0, base: a };
+        let mut r = Reader { buf: &self.bytes[a..b], pos: 0, base: a, src: None };
         let e = Entity::get(&mut r)?;
         if r.pos != r.buf.len() || e.kind != self.kinds[i] {
             return Err(r.corrupt("the end of an entity of its kind"));
@@ -494,7 +510,7 @@ impl Lazy {
     }
 
     fn section<T: Codec>(&self, (a, b): (usize, usize)) -> Result<T, CompiledError> {
-        let mut r = Reader { buf: &self.bytes[a..b], pos: 0, base: a };
+        let mut r = Reader { buf: &self.bytes[a..b], pos: 0, base: a, src: None };
         let v = T::get(&mut r)?;
         if r.pos != r.buf.len() {
             return Err(r.corrupt("the end of a section"));
@@ -502,10 +518,175 @@ impl Lazy {
         Ok(v)
     }
 
+    /// Whether every id is readable (an entity's encoding starts with its id) and found at its
+    /// own place by a look-up (so the ids are distinct and the id table holds each entity once).
+    /// Reads every entity's id: for [`verify`], not for start-up.
+    fn check_ids(&self) -> Result<(), CompiledError> {
+        let table = CompiledError::Corrupt { offset: 0, what: "a table of distinct entity ids" };
+        if self.slots.iter().filter(|&&i| i != NO_ENTITY).count() != self.len() {
+            return Err(table);
+        }
+        for i in 0..self.len() {
+            if self.read_id(i).is_none() {
+                return Err(CompiledError::Corrupt { offset: self.starts[i] as usize, what: "entity id" });
+            }
+            if self.position(self.id(i)) != Some(i) {
+                return Err(table);
+            }
+        }
+        Ok(())
+    }
+
     /// Every entity, the upstream facts and the topics, decoded now.
     fn decode_all(&self) -> Result<(Vec<Entity>, Upstream, Vec<(Topic, Location)>), CompiledError> {
         let entities = (0..self.len()).map(|i| self.decode(i)).collect::<Result<Vec<_>, _>>()?;
         Ok((entities, self.section(self.upstream_at)?, self.section(self.topics_at)?))
+    }
+}
+
+/// A table of values by number whose values compiled knowledge decodes one by one, when first
+/// asked for (the matcher's per-failure-mode rows and its message templates: a diagnosis reads
+/// the few its input reaches, so a one-shot start-up does not decode thousands). Built in
+/// process, it holds its values decoded.
+///
+/// Decoding cannot fail short of a bug, for the same reasons as [`Lazy`]'s: then it panics with
+/// the offset.
+pub struct Table<T>(TableRepr<T>);
+
+enum TableRepr<T> {
+    Owned(Vec<T>),
+    Lazy {
+        bytes: Bytes,
+        /// `n + 1` offsets in `bytes`: value `i` is encoded in `starts[i]..starts[i + 1]`.
+        starts: Vec<u32>,
+        cells: Vec<OnceLock<T>>,
+        decode: fn(&mut Reader<'_>) -> Result<T, CompiledError>,
+    },
+}
+
+impl<T> From<Vec<T>> for Table<T> {
+    fn from(v: Vec<T>) -> Table<T> {
+        Table(TableRepr::Owned(v))
+    }
+}
+
+impl<T> Default for Table<T> {
+    fn default() -> Table<T> {
+        Table(TableRepr::Owned(Vec::new()))
+    }
+}
+
+impl<T> std::fmt::Debug for Table<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (decoded, n) = self.decoded();
+        write!(f, "Table {{ {n} values, {decoded} decoded }}")
+    }
+}
+
+impl<T> Table<T> {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            TableRepr::Owned(v) => v.len(),
+            TableRepr::Lazy { cells, .. } => cells.len(),
+        }
+    }
+
+    /// Whether the table is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many values are decoded, of how many.
+    pub fn decoded(&self) -> (usize, usize) {
+        match &self.0 {
+            TableRepr::Owned(v) => (v.len(), v.len()),
+            TableRepr::Lazy { cells, .. } => (cells.iter().filter(|c| c.get().is_some()).count(), cells.len()),
+        }
+    }
+
+    /// Value `i`, decoded now if it was not; `None` past the end.
+    ///
+    /// # Panics
+    /// If its bytes do not decode (see the type's documentation).
+    pub fn get(&self, i: usize) -> Option<&T> {
+        self.try_get(i).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Table::get`] with the decoding error returned, not raised.
+    fn try_get(&self, i: usize) -> Result<Option<&T>, CompiledError> {
+        match &self.0 {
+            TableRepr::Owned(v) => Ok(v.get(i)),
+            TableRepr::Lazy { bytes, starts, cells, decode } => {
+                let Some(cell) = cells.get(i) else { return Ok(None) };
+                if let Some(v) = cell.get() {
+                    return Ok(Some(v));
+                }
+                let (a, b) = (starts[i] as usize, starts[i + 1] as usize);
+                let mut r = Reader { buf: &bytes[a..b], pos: 0, base: a, src: None };
+                let v = decode(&mut r)?;
+                if r.pos != r.buf.len() {
+                    return Err(r.corrupt("the end of a table value"));
+                }
+                Ok(Some(cell.get_or_init(|| v)))
+            }
+        }
+    }
+
+    /// Decodes every value now, or returns the first error (what [`verify`] checks).
+    fn try_all(&self) -> Result<(), CompiledError> {
+        (0..self.len()).try_for_each(|i| self.try_get(i).map(|_| ()))
+    }
+
+    /// Every value in order (decoding those not decoded yet).
+    ///
+    /// # Panics
+    /// As [`Table::get`].
+    pub fn iter(&self) -> impl Iterator<Item = &T> + Clone + '_ {
+        (0..self.len()).filter_map(move |i| self.get(i))
+    }
+}
+
+impl<T: Codec> Codec for Table<T> {
+    /// The count `n`, then `n + 1` offsets from the start of the first value's encoding, then
+    /// the encodings.
+    fn put(&self, w: &mut Writer) {
+        let mut values = Writer(Vec::new());
+        let mut starts = vec![0u32];
+        for v in self.iter() {
+            v.put(&mut values);
+            starts.push(values.0.len() as u32);
+        }
+        put_u32s(w, &starts);
+        w.0.extend_from_slice(&values.0);
+    }
+    fn get(r: &mut Reader<'_>) -> Result<Self, CompiledError> {
+        let at = r.base + r.pos;
+        let starts = get_u32s(r)?;
+        if starts.first() != Some(&0) || starts.windows(2).any(|w| w[0] > w[1]) {
+            return Err(CompiledError::Corrupt { offset: at, what: "table offsets in order" });
+        }
+        let len = *starts.last().unwrap_or(&0) as usize;
+        let from = r.base + r.pos;
+        let body = r.take(len, "table values")?;
+        match r.src {
+            Some(bytes) => {
+                let starts: Vec<u32> = starts.iter().map(|&s| (from + s as usize) as u32).collect();
+                let cells = (1..starts.len()).map(|_| OnceLock::new()).collect();
+                Ok(Table(TableRepr::Lazy { bytes: bytes.clone(), starts, cells, decode: T::get }))
+            }
+            None => {
+                let mut values = Vec::with_capacity(starts.len() - 1);
+                for w in starts.windows(2) {
+                    let mut v = Reader { buf: &body[w[0] as usize..w[1] as usize], pos: 0, base: from + w[0] as usize, src: None };
+                    values.push(T::get(&mut v)?);
+                    if v.pos != v.buf.len() {
+                        return Err(v.corrupt("the end of a table value"));
+                    }
+                }
+                Ok(Table(TableRepr::Owned(values)))
+            }
+        }
     }
 }
 
@@ -524,6 +705,9 @@ struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
     base: usize,
+    /// The whole input, when the reader may keep it for decoding later ([`Table`]): `buf` is
+    /// then `src[base..]`.
+    src: Option<&'a Bytes>,
 }
 
 impl<'a> Reader<'a> {
@@ -715,74 +899,56 @@ struct_codec!(UpstreamMetric { name, metric_type, stability, labels, component, 
 struct_codec!(Release { version, date, eol, source });
 struct_codec!(Topic { area, topic, entities });
 
-struct_codec!(Prepared { alias_patterns, alias_pattern_df, alias_ids, cue_words, ruled_out_words, alias_tokens, alias_vocab, templates, symptom_texts, alias_automaton });
+struct_codec!(Prepared { alias_patterns, alias_pattern_df, alias_vocab, templates, alias_automaton, rows });
+struct_codec!(FmRow { alias_ids, alias_tokens, context, cue_words, applies, ruled_out, ruled_out_words });
+struct_codec!(CandidateKeys { by_pattern, by_token, by_stem, by_field, by_platform, always });
 
-impl Codec for Matcher {
+impl Codec for Postings {
     fn put(&self, w: &mut Writer) {
-        // The three look-up maps by name (`symptom_at`, `fm_ordinal`, `alias_vocab`) are
-        // rebuilt from the tables they index.
-        let Matcher {
-            text,
-            template_index,
-            vocab,
-            symptoms,
-            symptom_at: _,
-            symptoms_by_reason,
-            symptoms_by_code,
-            metric_symptoms,
-            fm_ids,
-            fm_ordinal: _,
-            fm_context,
-            fm_applies,
-            fm_ruled_out,
-            causes,
-            alias_vocab: _,
-            hub_causes,
-            hub_checks,
-        } = self;
-        text.put(w);
-        template_index.put(w);
-        vocab.put(w);
-        symptoms.put(w);
-        symptoms_by_reason.put(w);
-        symptoms_by_code.put(w);
-        metric_symptoms.put(w);
-        fm_ids.put(w);
-        fm_context.put(w);
-        fm_applies.put(w);
-        fm_ruled_out.put(w);
-        causes.put(w);
-        hub_causes.put(w);
-        hub_checks.put(w);
+        put_u32s(w, &self.starts);
+        put_u32s(w, &self.values);
     }
     fn get(r: &mut Reader<'_>) -> Result<Self, CompiledError> {
-        let text = Prepared::get(r)?;
-        let template_index = Codec::get(r)?;
-        let vocab = Codec::get(r)?;
-        let symptoms: Vec<SymptomTable> = Codec::get(r)?;
-        let symptoms_by_reason = Codec::get(r)?;
-        let symptoms_by_code = Codec::get(r)?;
-        let metric_symptoms = Codec::get(r)?;
-        let fm_ids: Vec<String> = Codec::get(r)?;
-        Ok(Matcher {
-            symptom_at: symptoms.iter().enumerate().map(|(n, s)| (s.id.clone(), n)).collect(),
-            fm_ordinal: fm_ids.iter().enumerate().map(|(n, id)| (id.clone(), n)).collect(),
-            alias_vocab: text.alias_vocab.iter().enumerate().map(|(n, t)| (t.clone(), n)).collect(),
-            text,
-            template_index,
-            vocab,
-            symptoms,
-            symptoms_by_reason,
-            symptoms_by_code,
-            metric_symptoms,
-            fm_ids,
-            fm_context: Codec::get(r)?,
-            fm_applies: Codec::get(r)?,
-            fm_ruled_out: Codec::get(r)?,
-            causes: Codec::get(r)?,
-            hub_causes: Codec::get(r)?,
-            hub_checks: Codec::get(r)?,
-        })
+        Ok(Postings { starts: get_u32s(r)?, values: get_u32s(r)? })
+    }
+}
+
+impl Codec for KeyPostings {
+    fn put(&self, w: &mut Writer) {
+        w.bytes(&self.keys);
+        put_u32s(w, &self.key_starts);
+        put_u32s(w, &self.slots);
+        self.lists.put(w);
+    }
+    fn get(r: &mut Reader<'_>) -> Result<Self, CompiledError> {
+        Ok(KeyPostings { keys: r.take_bytes("table keys")?.to_vec(), key_starts: get_u32s(r)?, slots: get_u32s(r)?, lists: <Postings as Codec>::get(r)? })
+    }
+}
+
+struct_codec!(Matcher {
+    text,
+    template_index,
+    vocab,
+    symptoms,
+    symptom_at,
+    symptoms_by_reason,
+    symptoms_by_code,
+    metric_symptoms,
+    fm_ids,
+    keys,
+    causes,
+    hub_causes,
+    hub_checks,
+});
+
+impl Codec for StrIndex {
+    fn put(&self, w: &mut Writer) {
+        self.text.put(w);
+        put_u32s(w, &self.starts);
+        put_u32s(w, &self.slots);
+    }
+    fn get(r: &mut Reader<'_>) -> Result<Self, CompiledError> {
+        Ok(StrIndex { text: String::get(r)?, starts: get_u32s(r)?, slots: get_u32s(r)? })
     }
 }
 

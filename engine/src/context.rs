@@ -54,6 +54,13 @@ pub fn phrase_words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The content words of a phrase split by [`phrase_words`]: those that are not negations.
+/// [`InputContext::phrase_of_words`] finds a phrase only where every one of them is among the
+/// input's stems, and never a phrase without one.
+pub(crate) fn content_words(words: &[String]) -> impl Iterator<Item = &str> {
+    words.iter().map(String::as_str).filter(|w| !NEGATIONS.contains(w))
+}
+
 /// A field, flag or key in its canonical spelling: lowercase, without `-`, `_` and a leading
 /// `--` (`--image-pull-policy` and `imagePullPolicy` → `imagepullpolicy`).
 pub fn canonical_field(field: &str) -> String {
@@ -335,6 +342,18 @@ impl InputContext {
 
     /// [`InputContext::setting`] for a field already turned into its spellings (the matcher
     /// keeps those of every setting cue, so they are not recomputed per input).
+    /// The stems of the input's words, each once (a phrase is in the input only if all its
+    /// [`content_words`] are among them).
+    pub(crate) fn stem_keys(&self) -> impl Iterator<Item = &str> + '_ {
+        self.stems.keys().map(String::as_str)
+    }
+
+    /// The canonical spellings of the input's words, each once (a setting is in the input
+    /// only if one of its field's spellings is one of them).
+    pub(crate) fn canon_keys(&self) -> impl Iterator<Item = &str> + '_ {
+        self.canon.keys().map(String::as_str)
+    }
+
     pub(crate) fn setting_spelled(&self, spellings: &[String], value: Option<&str>) -> Option<bool> {
         if !spellings.iter().any(|f| self.canon.contains_key(f)) {
             return None;
@@ -375,7 +394,7 @@ impl InputContext {
     pub fn phrase_of_words(&self, words: &[String]) -> Option<PhraseMatch> {
         let is_content = |w: &&String| !NEGATIONS.contains(&w.as_str());
         // Most phrases are not in an input: their first word tells, before anything is collected.
-        let starts = self.stems.get(words.iter().find(is_content)?.as_str())?;
+        let starts = self.stems.get(content_words(words).next()?)?;
         let content: Vec<&String> = words.iter().filter(is_content).collect();
         let window = 2 * content.len() + 3;
         for &p in starts.iter().take(500) {

@@ -15,6 +15,7 @@ use crate::search::SearchIndex;
 use crate::context::{InputContext, Names};
 use crate::scorers;
 use crate::signals::{self, Signals, Template, TemplateMatch, Vocabulary};
+use crate::tables::{KeyPostings, Postings, StrIndex};
 use serde::Serialize;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -336,9 +337,10 @@ pub struct Matcher {
     pub(crate) vocab: Vocabulary,
     /// The symptoms some failure mode manifests as, in knowledge order, with what scoring one
     /// needs (its failure modes and how many failure modes share its template, reason or code).
-    pub(crate) symptoms: Vec<SymptomTable>,
-    /// symptom id → its place in `symptoms` (for the templates an input matched).
-    pub(crate) symptom_at: HashMap<String, usize>,
+    pub(crate) symptoms: crate::compiled::Table<SymptomTable>,
+    /// The ids of `symptoms`, in the same order: symptom id → its place in `symptoms` (for
+    /// the templates an input matched).
+    pub(crate) symptom_at: StrIndex,
     /// reason → places in `symptoms` of the symptoms with that reason.
     pub(crate) symptoms_by_reason: HashMap<String, Vec<usize>>,
     /// (signal kind, code) → places in `symptoms` of the exit-code and HTTP-status symptoms.
@@ -347,22 +349,15 @@ pub struct Matcher {
     pub(crate) metric_symptoms: Vec<usize>,
     /// The failure modes' ids in knowledge order: a failure mode's place here (its ordinal)
     /// indexes the per-failure-mode tables below, so scoring one needs no lookup by id.
-    pub(crate) fm_ids: Vec<String>,
-    /// failure-mode id → ordinal.
-    pub(crate) fm_ordinal: HashMap<String, usize>,
-    /// Per failure-mode ordinal: its context cues (what the `context` scorer reads), so that
-    /// scoring every failure mode needs no entity (compiled knowledge decodes entities only
-    /// for the candidates it shows).
-    pub(crate) fm_context: Vec<Vec<crate::model::ContextCue>>,
-    /// Per failure-mode ordinal: the versions it applies to (what the `version` scorer and the
-    /// version filter read).
-    pub(crate) fm_applies: Vec<crate::model::VersionRange>,
-    /// Per failure-mode ordinal: its `ruled_out_by` phrases (what the `ruled-out` line shows).
-    pub(crate) fm_ruled_out: Vec<Vec<String>>,
-    /// failure mode → its upstream causes (causedBy and inverse leadsTo).
-    pub(crate) causes: BTreeMap<String, BTreeSet<String>>,
-    /// analyzer token → id, over the tokens of every alias in `alias_tokens`.
-    pub(crate) alias_vocab: HashMap<String, usize>,
+    /// Looked up by id, it gives the ordinal.
+    pub(crate) fm_ids: StrIndex,
+    /// What an input must hold for each direct scorer to have anything to say about a failure
+    /// mode: a diagnosis scores only the failure modes it reaches this way (see
+    /// [`CandidateKeys`]).
+    pub(crate) keys: CandidateKeys,
+    /// Per failure-mode ordinal: its upstream causes (causedBy and inverse leadsTo), sorted
+    /// (see [`Matcher::causes_of`]).
+    pub(crate) causes: crate::compiled::Table<Vec<String>>,
     /// hub → its causes, most common first.
     pub(crate) hub_causes: BTreeMap<String, Vec<String>>,
     /// hub → its own checks (a cause's check that the hub also has does not tell causes apart).
@@ -371,6 +366,179 @@ pub struct Matcher {
 
 /// An alias and its analyzer tokens (as ids into [`Matcher::alias_vocab`]).
 type AliasTokens = (String, Vec<usize>);
+
+/// What the direct scorers read of one failure mode: its row of the matcher, by ordinal (its
+/// place in [`Matcher::fm_ids`]), so that scoring needs no entity (compiled knowledge decodes
+/// entities only for the candidates it shows, and a row only for the failure modes an input
+/// reaches).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FmRow {
+    /// Pattern ids (places in `Prepared::alias_patterns`) of its normalised aliases of six
+    /// characters or more, sorted by alias.
+    pub(crate) alias_ids: Vec<usize>,
+    /// Each alias of three analyzer tokens or more, with its token ids.
+    pub(crate) alias_tokens: Vec<AliasTokens>,
+    /// Its context cues (what the `context` scorer reads).
+    pub(crate) context: Vec<crate::model::ContextCue>,
+    /// Per context cue, in order: its prepared words (phrase words of a phrase, history or
+    /// product cue, the spellings of a setting's field; none for the others).
+    pub(crate) cue_words: Vec<Option<Vec<String>>>,
+    /// The versions it applies to (what the `version` scorer and the version filter read).
+    pub(crate) applies: VersionRange,
+    /// Its `ruled_out_by` phrases (what the `ruled-out` line shows).
+    pub(crate) ruled_out: Vec<String>,
+    /// The content words of each `ruled_out_by` phrase.
+    pub(crate) ruled_out_words: Vec<Vec<String>>,
+}
+
+/// Inverted tables from what an input holds to the failure modes (by ordinal) that a direct
+/// scorer could give evidence for it. A failure mode reached by none of them gets no line from
+/// any direct scorer: `message` needs one of its messages, `relevance` a BM25 hit, `alias` one
+/// of its aliases verbatim or every token of one in other words, `context` every content word
+/// of a phrase cue, a spelling of a setting's field, a named platform, or a timing, exit code
+/// or port cue (those few are always scored), and `version` a message or a context line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct CandidateKeys {
+    /// Alias pattern id → failure modes with that normalised alias.
+    pub(crate) by_pattern: Postings,
+    /// Alias token id → failure modes with an alias in other words keyed by that token (see
+    /// [`CandidateKeys::new`]).
+    pub(crate) by_token: Postings,
+    /// Stem → failure modes with a phrase or history cue keyed by that content word.
+    pub(crate) by_stem: KeyPostings,
+    /// Canonical field spelling → failure modes with a setting cue on that field.
+    pub(crate) by_field: KeyPostings,
+    /// Platform slug → failure modes with a platform cue on it.
+    pub(crate) by_platform: KeyPostings,
+    /// Failure modes with a timing, exit-code or port cue.
+    pub(crate) always: Vec<u32>,
+}
+
+impl CandidateKeys {
+    /// The keys of `rows` (failure modes in ordinal order) with `patterns` alias patterns and
+    /// `tokens` alias tokens.
+    ///
+    /// A phrase cue is found only where all its content words are, and an alias in other words
+    /// only where all its tokens are: each is keyed by the one of its words that the fewest
+    /// phrases (tokens: aliases) have, so that a common word ("node", "pod") does not reach
+    /// every failure mode with a phrase that starts with it.
+    fn new<'a>(rows: impl Iterator<Item = &'a FmRow> + Clone, patterns: usize, tokens: usize) -> CandidateKeys {
+        use crate::model::CueKind;
+        let phrase_words = |cue: &'a crate::model::ContextCue, words: &'a Option<Vec<String>>| -> Option<std::borrow::Cow<'a, [String]>> {
+            match (&cue.kind, words) {
+                (CueKind::Phrase { .. } | CueKind::History { .. }, Some(w)) => Some(std::borrow::Cow::Borrowed(w.as_slice())),
+                (CueKind::Phrase { text } | CueKind::History { text }, None) => Some(std::borrow::Cow::Owned(crate::context::phrase_words(text))),
+                _ => None,
+            }
+        };
+        // How many phrases have each content word, and how many aliases each token.
+        let mut word_df: HashMap<String, u32> = HashMap::default();
+        let mut token_df = vec![0u32; tokens];
+        for row in rows.clone() {
+            for (cue, words) in row.context.iter().zip(&row.cue_words) {
+                if let Some(w) = phrase_words(cue, words) {
+                    for k in crate::context::content_words(&w).collect::<BTreeSet<_>>() {
+                        *word_df.entry(k.to_string()).or_default() += 1;
+                    }
+                }
+            }
+            for (_, toks) in &row.alias_tokens {
+                for &t in toks.iter().collect::<BTreeSet<_>>() {
+                    token_df[t] += 1;
+                }
+            }
+        }
+        let mut by_pattern = vec![Vec::new(); patterns];
+        let mut by_token = vec![Vec::new(); tokens];
+        let (mut by_stem, mut by_field, mut by_platform): (BTreeMap<String, Vec<u32>>, BTreeMap<String, Vec<u32>>, BTreeMap<String, Vec<u32>>) = Default::default();
+        let mut always = Vec::new();
+        let add = |v: &mut Vec<u32>, n: u32| {
+            if v.last() != Some(&n) {
+                v.push(n);
+            }
+        };
+        for (n, row) in rows.enumerate() {
+            let n = n as u32;
+            for &p in &row.alias_ids {
+                add(&mut by_pattern[p], n);
+            }
+            for (_, toks) in &row.alias_tokens {
+                if let Some(&t) = toks.iter().min_by_key(|&&t| token_df[t]) {
+                    add(&mut by_token[t], n);
+                }
+            }
+            for (cue, words) in row.context.iter().zip(&row.cue_words) {
+                match &cue.kind {
+                    CueKind::Phrase { .. } | CueKind::History { .. } => {
+                        let words = phrase_words(cue, words).unwrap_or_default();
+                        if let Some(k) = crate::context::content_words(&words).min_by_key(|k| word_df.get(*k).copied().unwrap_or(0)) {
+                            add(by_stem.entry(k.to_string()).or_default(), n);
+                        }
+                    }
+                    CueKind::Setting { field, .. } => {
+                        let spellings = words.clone().unwrap_or_else(|| crate::context::field_spellings(field));
+                        for f in spellings {
+                            add(by_field.entry(f).or_default(), n);
+                        }
+                    }
+                    CueKind::Platform { text } => add(by_platform.entry(text.clone()).or_default(), n),
+                    CueKind::Timing { .. } | CueKind::ExitCode { .. } | CueKind::Port { .. } => add(&mut always, n),
+                    CueKind::Product { .. } => {}
+                }
+            }
+        }
+        CandidateKeys {
+            by_pattern: Postings::new(by_pattern),
+            by_token: Postings::new(by_token),
+            by_stem: KeyPostings::new(&by_stem),
+            by_field: KeyPostings::new(&by_field),
+            by_platform: KeyPostings::new(&by_platform),
+            always,
+        }
+    }
+
+    /// Whether the tables fit `fms` failure modes, `patterns` alias patterns and `tokens`
+    /// alias tokens (checked when read back from bytes).
+    pub(crate) fn fits(&self, fms: usize, patterns: usize, tokens: usize) -> bool {
+        let bound = fms as u32;
+        self.by_pattern.len() == patterns
+            && self.by_token.len() == tokens
+            && self.by_pattern.valid(bound)
+            && self.by_token.valid(bound)
+            && [&self.by_stem, &self.by_field, &self.by_platform].iter().all(|t| t.valid(bound))
+            && self.always.iter().all(|&n| n < bound)
+    }
+
+    /// Per failure-mode ordinal (`fms` of them), whether the input reaches it (see the type).
+    fn reached(&self, fms: usize, cx: &InputContext, aliases_present: &[bool], positions: &[Vec<usize>], direct: &[bool]) -> Vec<bool> {
+        let mut out = direct.to_vec();
+        out.resize(fms, false);
+        let mut mark = |ns: &[u32]| {
+            for &n in ns {
+                if let Some(x) = out.get_mut(n as usize) {
+                    *x = true;
+                }
+            }
+        };
+        for (p, _) in aliases_present.iter().enumerate().filter(|(_, &here)| here) {
+            mark(self.by_pattern.get(p));
+        }
+        for (t, _) in positions.iter().enumerate().filter(|(_, ps)| !ps.is_empty()) {
+            mark(self.by_token.get(t));
+        }
+        for s in cx.stem_keys() {
+            mark(self.by_stem.get(s));
+        }
+        for f in cx.canon_keys() {
+            mark(self.by_field.get(f));
+        }
+        for p in &cx.platforms {
+            mark(self.by_platform.get(p));
+        }
+        mark(&self.always);
+        out
+    }
+}
 
 /// What scoring needs of one symptom, computed once per knowledge base.
 #[derive(Debug, Clone, PartialEq)]
@@ -396,7 +564,7 @@ pub(crate) struct SymptomTable {
 pub fn warm_up() {
     const INPUT: &str = "Warning  FailedScheduling  12s  default-scheduler  0/3 nodes are available: 3 Insufficient cpu.\n    State:          Waiting\n      Reason:       CrashLoopBackOff\n    Last State:     Terminated\n      exitCode: 137\nexited with code 1, HTTP 503, Error from server (Forbidden): pods \"web-0\" is forbidden, Kubernetes v1.30, -n default pod/web-0 container web failed, port 8080, 10.0.0.1:6443 every 5 minutes after 2h30m";
     let normalized = signals::normalize(INPUT);
-    std::hint::black_box(signals::extract(INPUT, &normalized, &Vocabulary::default(), &[]));
+    std::hint::black_box(signals::extract(INPUT, &normalized, &Vocabulary::default(), &[] as &[Template]));
     std::hint::black_box(InputContext::new(INPUT));
 }
 
@@ -408,41 +576,32 @@ pub fn warm_up() {
 #[derive(Debug)]
 pub struct Prepared {
     /// Every distinct normalised alias of the failure modes (six characters or more), sorted.
-    pub(crate) alias_patterns: Vec<String>,
+    pub(crate) alias_patterns: StrIndex,
     /// Per pattern: how many failure modes carry it ([`crate::scorers::alias_df`]).
     pub(crate) alias_pattern_df: Vec<usize>,
-    /// Per failure-mode ordinal: pattern ids of its normalised aliases, sorted by alias.
-    pub(crate) alias_ids: Vec<Vec<usize>>,
-    /// Per failure-mode ordinal, per context cue: its prepared words (see [`Matcher`]).
-    pub(crate) cue_words: Vec<Vec<Option<Vec<String>>>>,
-    /// Per failure-mode ordinal: the content words of each `ruled_out_by` phrase.
-    pub(crate) ruled_out_words: Vec<Vec<Vec<String>>>,
-    /// Per failure-mode ordinal: each alias of three analyzer tokens or more, with token ids.
-    pub(crate) alias_tokens: Vec<Vec<AliasTokens>>,
-    /// Token id → analyzer token (the ids of `alias_tokens`).
-    pub(crate) alias_vocab: Vec<String>,
+    /// Token id → analyzer token (the ids of [`FmRow::alias_tokens`]); looked up by token, the
+    /// id.
+    pub(crate) alias_vocab: StrIndex,
     /// The symptoms' message templates, in knowledge order (expressions not compiled).
-    pub(crate) templates: Vec<Template>,
-    /// Per symptom entity in knowledge order: its message template, normalised.
-    pub(crate) symptom_texts: Vec<Option<String>>,
+    pub(crate) templates: crate::compiled::Table<Template>,
     /// `alias_patterns` in one automaton (pattern id = place in `alias_patterns`).
     pub(crate) alias_automaton: crate::patterns::PatternSet,
+    /// Per failure-mode ordinal: its row.
+    pub(crate) rows: crate::compiled::Table<FmRow>,
 }
 
 impl Prepared {
     /// Computes the tables from `kb`, failure modes in knowledge order.
     pub fn new(kb: &KnowledgeBase) -> Prepared {
         let mut alias_names: Vec<Vec<String>> = Vec::new();
-        let mut alias_tokens = Vec::new();
         let mut alias_vocab: HashMap<String, usize> = HashMap::default();
-        let mut cue_words = Vec::new();
-        let mut ruled_out_words = Vec::new();
+        let mut rows = Vec::new();
         for fm in kb.of_kind(Kind::FailureMode) {
             let mut names: Vec<String> = fm.aliases.iter().map(|a| signals::normalize(a)).filter(|a| a.len() >= 6).collect();
             names.sort();
             names.dedup();
             alias_names.push(names);
-            let toks: Vec<AliasTokens> = fm
+            let alias_tokens: Vec<AliasTokens> = fm
                 .aliases
                 .iter()
                 .map(|a| (a, crate::search::token_sequence(a, 16)))
@@ -458,68 +617,75 @@ impl Prepared {
                     (a.clone(), ids)
                 })
                 .collect();
-            alias_tokens.push(toks);
             let d = fm.failure_mode();
-            cue_words.push(
-                d.map(|d| {
-                    d.context
-                        .iter()
-                        .map(|c| match &c.kind {
-                            crate::model::CueKind::Phrase { text } | crate::model::CueKind::History { text } | crate::model::CueKind::Product { text } => {
-                                Some(crate::context::phrase_words(text))
-                            }
-                            crate::model::CueKind::Setting { field, .. } => Some(crate::context::field_spellings(field)),
-                            _ => None,
-                        })
-                        .collect()
+            let context = d.map(|d| d.context.clone()).unwrap_or_default();
+            let cue_words = context
+                .iter()
+                .map(|c| match &c.kind {
+                    crate::model::CueKind::Phrase { text } | crate::model::CueKind::History { text } | crate::model::CueKind::Product { text } => {
+                        Some(crate::context::phrase_words(text))
+                    }
+                    crate::model::CueKind::Setting { field, .. } => Some(crate::context::field_spellings(field)),
+                    _ => None,
                 })
-                .unwrap_or_default(),
-            );
-            ruled_out_words.push(d.map(|d| d.ruled_out_by.iter().map(|p| crate::context::phrase_words(p)).collect()).unwrap_or_default());
+                .collect();
+            let ruled_out = d.map(|d| d.ruled_out_by.clone()).unwrap_or_default();
+            rows.push(FmRow {
+                alias_ids: Vec::new(),
+                alias_tokens,
+                cue_words,
+                context,
+                applies: fm.applies.clone(),
+                ruled_out_words: ruled_out.iter().map(|p| crate::context::phrase_words(p)).collect(),
+                ruled_out,
+            });
         }
         let alias_patterns: Vec<String> = alias_names.iter().flatten().cloned().collect::<BTreeSet<String>>().into_iter().collect();
         let alias_df = crate::scorers::alias_df(kb);
         let alias_pattern_df = alias_patterns.iter().map(|a| alias_df.get(a).copied().unwrap_or(1)).collect();
         let pattern_of: HashMap<&str, usize> = alias_patterns.iter().enumerate().map(|(i, a)| (a.as_str(), i)).collect();
-        let alias_ids = alias_names.iter().map(|names| names.iter().filter_map(|a| pattern_of.get(a.as_str()).copied()).collect()).collect();
+        for (row, names) in rows.iter_mut().zip(&alias_names) {
+            row.alias_ids = names.iter().filter_map(|a| pattern_of.get(a.as_str()).copied()).collect();
+        }
         let mut vocab = vec![String::new(); alias_vocab.len()];
         for (t, id) in alias_vocab {
             vocab[id] = t;
         }
-        let mut templates = Vec::new();
-        let mut symptom_texts = Vec::new();
-        for s in kb.of_kind(Kind::Symptom) {
-            let text = s.symptom().and_then(|d| d.text.as_ref());
-            if let Some(c) = text.and_then(|t| Template::compile(&s.id, t)) {
-                templates.push(c);
-            }
-            symptom_texts.push(text.map(|t| signals::normalize(t)));
-        }
+        let templates: Vec<Template> =
+            kb.of_kind(Kind::Symptom).filter_map(|s| s.symptom().and_then(|d| d.text.as_ref()).and_then(|t| Template::compile(&s.id, t))).collect();
         Prepared {
             alias_automaton: crate::patterns::PatternSet::new(&alias_patterns),
-            alias_patterns,
+            alias_patterns: StrIndex::new(alias_patterns.iter().map(String::as_str)),
             alias_pattern_df,
-            alias_ids,
-            cue_words,
-            ruled_out_words,
-            alias_tokens,
-            alias_vocab: vocab,
-            templates,
-            symptom_texts,
+            alias_vocab: StrIndex::new(vocab.iter().map(String::as_str)),
+            templates: templates.into(),
+            rows: rows.into(),
         }
     }
 
-    /// Whether the tables fit a knowledge base with `fms` failure modes: one row per failure
-    /// mode, one text per symptom (`symptoms` of them) and every id within its table (compiled tables are checked before use, so a
-    /// damaged file is an error, not an out-of-bounds index).
-    pub(crate) fn fits(&self, fms: usize, symptoms: usize) -> bool {
-        let patterns = self.alias_patterns.len();
-        let vocab = self.alias_vocab.len();
-        self.symptom_texts.len() == symptoms
-            && self.alias_pattern_df.len() == patterns
-            && [self.alias_ids.len(), self.cue_words.len(), self.ruled_out_words.len(), self.alias_tokens.len()].iter().all(|&n| n == fms)
-            && self.alias_ids.iter().flatten().all(|&i| i < patterns)
-            && self.alias_tokens.iter().flatten().flat_map(|(_, ids)| ids).all(|&i| i < vocab)
+    /// Whether the tables fit `fms` failure modes: one row per failure mode, one count per
+    /// alias pattern, one automaton pattern per alias pattern (compiled tables are checked
+    /// before use, so a damaged file is an error, not an out-of-bounds index). Checks nothing
+    /// inside the rows: see [`Prepared::rows_fit`].
+    pub(crate) fn fits(&self, fms: usize) -> bool {
+        self.rows.len() == fms
+            && self.alias_pattern_df.len() == self.alias_patterns.len()
+            && self.alias_automaton.len() == self.alias_patterns.len()
+            && self.alias_patterns.valid()
+            && self.alias_vocab.valid()
+    }
+
+    /// Whether every row fits the tables: pattern and token ids within them, one prepared
+    /// word list per cue and per `ruled_out_by` phrase. Decodes every row: for
+    /// [`crate::compiled::verify`], not for start-up.
+    pub(crate) fn rows_fit(&self) -> bool {
+        let (patterns, vocab) = (self.alias_patterns.len(), self.alias_vocab.len());
+        self.rows.iter().all(|r| {
+            r.alias_ids.iter().all(|&i| i < patterns)
+                && r.alias_tokens.iter().all(|(_, ids)| !ids.is_empty() && ids.iter().all(|&i| i < vocab))
+                && r.cue_words.len() == r.context.len()
+                && r.ruled_out_words.len() == r.ruled_out.len()
+        })
     }
 }
 
@@ -527,24 +693,30 @@ impl Matcher {
     /// Whether decoded tables fit each other and a knowledge base with `symptoms` symptom
     /// entities (the failure-mode ids are compared by the caller): one row per failure mode,
     /// and every place within its table, so that a damaged compiled file is an error, not an
-    /// out-of-bounds index.
+    /// out-of-bounds index. The rows themselves are checked by [`Matcher::rows_fit`].
     pub(crate) fn fits(&self, symptoms: usize) -> bool {
         let fms = self.fm_ids.len();
         let places = |v: &[usize], len: usize| v.iter().all(|&i| i < len);
         let ix = &self.template_index;
-        self.text.fits(fms, symptoms)
-            && self.fm_context.len() == fms
-            && self.fm_applies.len() == fms
-            && self.fm_ruled_out.iter().zip(&self.text.ruled_out_words).all(|(p, w)| p.len() == w.len())
-            && self.fm_ruled_out.len() == fms
-            && self.fm_context.iter().zip(&self.text.cue_words).all(|(c, w)| c.len() == w.len())
-            && self.text.alias_automaton.len() == self.text.alias_patterns.len()
+        self.text.fits(fms)
+            && self.symptoms.len() <= symptoms
+            && self.symptom_at.len() == self.symptoms.len()
+            && self.symptom_at.valid()
+            && self.fm_ids.valid()
+            && self.causes.len() == fms
+            && self.keys.fits(fms, self.text.alias_patterns.len(), self.text.alias_vocab.len())
             && ix.len == self.text.templates.len()
             && ix.owners.len() == ix.automaton.len()
             && ix.owners.iter().all(|o| places(o, ix.len))
             && places(&ix.always, ix.len)
             && self.symptoms_by_reason.values().chain(self.symptoms_by_code.values()).all(|v| places(v, self.symptoms.len()))
             && places(&self.metric_symptoms, self.symptoms.len())
+    }
+
+    /// Whether every failure mode's row fits the tables (see [`Prepared::rows_fit`]); decodes
+    /// every row.
+    pub(crate) fn rows_fit(&self) -> bool {
+        self.text.rows_fit()
     }
 
     /// Builds the tables from the knowledge.
@@ -556,24 +728,21 @@ impl Matcher {
     /// computed from the same failure modes, see [`Prepared::fits`]).
     pub fn with_prepared(kb: &KnowledgeBase, prepared: Prepared) -> Matcher {
         let text = prepared;
-        let template_index = signals::TemplateIndex::new(&text.templates);
-        let alias_vocab: HashMap<String, usize> = text.alias_vocab.iter().enumerate().map(|(n, t)| (t.clone(), n)).collect();
-        let (templates, symptom_texts) = (&text.templates, &text.symptom_texts);
+        let templates: Vec<&Template> = text.templates.iter().collect();
+        let template_index = signals::TemplateIndex::new(templates.iter().copied());
+        // Per symptom entity in knowledge order: its message template, normalised.
+        let symptom_texts: Vec<Option<String>> = kb.of_kind(Kind::Symptom).map(|s| s.symptom().and_then(|d| d.text.as_deref()).map(signals::normalize)).collect();
+        let keys = CandidateKeys::new(text.rows.iter(), text.alias_patterns.len(), text.alias_vocab.len());
         let mut symptom_fms: HashMap<String, Vec<String>> = HashMap::default();
         let mut fm_ids = Vec::new();
-        let (mut fm_context, mut fm_applies, mut fm_ruled_out) = (Vec::new(), Vec::new(), Vec::new());
         for fm in kb.of_kind(Kind::FailureMode) {
             fm_ids.push(fm.id.clone());
-            fm_context.push(fm.failure_mode().map(|d| d.context.clone()).unwrap_or_default());
-            fm_applies.push(fm.applies.clone());
-            fm_ruled_out.push(fm.failure_mode().map(|d| d.ruled_out_by.clone()).unwrap_or_default());
             if let Some(d) = fm.failure_mode() {
                 for s in &d.symptoms {
                     symptom_fms.entry(s.clone()).or_default().push(fm.id.clone());
                 }
             }
         }
-        let fm_ordinal: HashMap<String, usize> = fm_ids.iter().enumerate().map(|(n, id)| (id.clone(), n)).collect();
         // A hub's message names the hub: a cause of that hub that lists the same symptom gets it
         // through the hub (scorer `hub`), not as evidence of its own.
         let hub_causes = crate::scorers::hub_causes(kb);
@@ -589,7 +758,7 @@ impl Matcher {
         let mut reason_fms: HashMap<String, BTreeSet<String>> = HashMap::default();
         let mut code_fms: HashMap<(SignalKind, i64), BTreeSet<String>> = HashMap::default();
         let mut vocab = Vocabulary::default();
-        for (s, text) in kb.of_kind(Kind::Symptom).zip(symptom_texts) {
+        for (s, text) in kb.of_kind(Kind::Symptom).zip(&symptom_texts) {
             let Some(d) = s.symptom() else { continue };
             let fms = symptom_fms.get(&s.id).cloned().unwrap_or_default();
             if let Some(t) = text {
@@ -617,17 +786,17 @@ impl Matcher {
         }
         // Per symptom that some failure mode manifests as: its failure modes and shares, and
         // where to find it by what an input shows (template, reason, code, metric).
-        let lens: HashMap<&str, usize> = templates.iter().map(|t: &Template| (t.symptom_id.as_str(), t.literal_len())).collect();
+        let lens: HashMap<&str, usize> = templates.iter().map(|t| (t.symptom_id.as_str(), t.literal_len())).collect();
         let mut symptoms = Vec::new();
-        let mut symptom_at = HashMap::default();
+        let mut symptom_ids = Vec::new();
         let mut symptoms_by_reason: HashMap<String, Vec<usize>> = HashMap::default();
         let mut symptoms_by_code: HashMap<(SignalKind, i64), Vec<usize>> = HashMap::default();
         let mut metric_symptoms = Vec::new();
-        for (s, text) in kb.of_kind(Kind::Symptom).zip(symptom_texts) {
+        for (s, text) in kb.of_kind(Kind::Symptom).zip(&symptom_texts) {
             let Some(d) = s.symptom() else { continue };
             let Some(fms) = symptom_fms.get(&s.id) else { continue };
             let at = symptoms.len();
-            symptom_at.insert(s.id.clone(), at);
+            symptom_ids.push(s.id.as_str());
             if let Some(r) = &d.reason {
                 symptoms_by_reason.entry(r.clone()).or_default().push(at);
             }
@@ -650,18 +819,17 @@ impl Matcher {
         Matcher {
             template_index,
             vocab,
-            symptoms,
-            symptom_at,
+            symptom_at: StrIndex::new(symptom_ids),
+            symptoms: symptoms.into(),
             symptoms_by_reason,
             symptoms_by_code,
             metric_symptoms,
-            fm_ids,
-            fm_ordinal,
-            fm_context,
-            fm_applies,
-            fm_ruled_out,
-            causes: crate::graph::direct_causes(kb),
-            alias_vocab,
+            fm_ids: StrIndex::new(fm_ids.iter().map(String::as_str)),
+            keys,
+            causes: {
+                let mut by_id = crate::graph::direct_causes(kb);
+                fm_ids.iter().map(|id| by_id.remove(id).map(|c| c.into_iter().collect()).unwrap_or_default()).collect::<Vec<Vec<String>>>().into()
+            },
             hub_checks: hub_causes.keys().filter_map(|h| kb.get(h)).map(|h| (h.id.clone(), h.failure_mode().map(|d| d.checks.iter().cloned().collect()).unwrap_or_default())).collect(),
             hub_causes: hub_causes.clone(),
             text,
@@ -674,15 +842,27 @@ impl Matcher {
         self.text.alias_automaton.present(normalized.as_bytes())
     }
 
-    /// The prepared form of each context cue of the failure mode with ordinal `n` (its place
-    /// in `fm_ids`; see `Prepared::cue_words`), in the order of its cues; empty past the table.
-    pub(crate) fn cue_words_at(&self, n: usize) -> &[Option<Vec<String>>] {
-        self.text.cue_words.get(n).map_or(&[], Vec::as_slice)
+    /// The row of the failure mode with ordinal `n` (its place in `fm_ids`), decoded now if it
+    /// was not; `None` past the table.
+    pub(crate) fn row(&self, n: usize) -> Option<&FmRow> {
+        self.text.rows.get(n)
+    }
+
+    /// How many failure-mode rows are decoded, of how many (compiled knowledge decodes a row
+    /// when a diagnosis first reaches its failure mode).
+    pub fn rows_decoded(&self) -> (usize, usize) {
+        self.text.rows.decoded()
+    }
+
+    /// The upstream causes of failure mode `fm` (causedBy and inverse leadsTo), sorted; empty
+    /// for a failure mode without any and for an id that is not a failure mode's.
+    pub(crate) fn causes_of(&self, fm: &str) -> &[String] {
+        self.ordinal(fm).and_then(|n| self.causes.get(n)).map_or(&[], Vec::as_slice)
     }
 
     /// The ordinal of failure mode `fm` (its place in `fm_ids`), if it is one.
     pub(crate) fn ordinal(&self, fm: &str) -> Option<usize> {
-        self.fm_ordinal.get(fm).copied()
+        self.fm_ids.position(fm)
     }
 
     /// Extracts the signals of an input.
@@ -690,6 +870,30 @@ impl Matcher {
         let normalized = signals::normalize(input);
         signals::extract_indexed(input, &normalized, &self.vocab, &self.text.templates, &self.template_index)
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set it to score every failure mode, not only those the input reaches, and compare.
+    static SCORE_EVERY_FAILURE_MODE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The lines of every direct scorer for the failure modes with ordinals `ordinals`, by id;
+/// failure modes without a line are left out.
+fn score_direct(input: &scorers::ScoringInput<'_>, ordinals: impl Iterator<Item = usize>) -> BTreeMap<String, Vec<Evidence>> {
+    let mut lines = BTreeMap::new();
+    for n in ordinals {
+        let Some(id) = input.m.fm_ids.get(n) else { continue };
+        let id = id.to_string();
+        let mut evs = Vec::new();
+        for (_, scorer) in scorers::DIRECT {
+            evs.extend(scorer(input, n));
+        }
+        if !evs.is_empty() {
+            lines.insert(id.clone(), evs);
+        }
+    }
+    lines
 }
 
 fn eref(kb: &KnowledgeBase, id: &str) -> EntityRef {
@@ -739,7 +943,7 @@ fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals, normalized: &st
     let reasons: BTreeSet<&str> = sig.event_reasons.iter().chain(&sig.status_reasons).map(String::as_str).collect();
     // Only the symptoms the input can show: a template it matched, a reason, code or metric it
     // names; taken in knowledge order.
-    let mut reached: Vec<usize> = sig.templates.iter().filter_map(|t| m.symptom_at.get(t.symptom.as_str()).copied()).collect();
+    let mut reached: Vec<usize> = sig.templates.iter().filter_map(|t| m.symptom_at.position(t.symptom.as_str())).collect();
     reached.extend(reasons.iter().filter_map(|r| m.symptoms_by_reason.get(*r)).flatten());
     reached.extend(sig.exit_codes.iter().filter_map(|&c| m.symptoms_by_code.get(&(SignalKind::ExitCode, c))).flatten());
     reached.extend(sig.http_codes.iter().filter_map(|&c| m.symptoms_by_code.get(&(SignalKind::HttpStatus, i64::from(c)))).flatten());
@@ -748,7 +952,7 @@ fn score_signals(kb: &KnowledgeBase, m: &Matcher, sig: &Signals, normalized: &st
     }
     reached.sort_unstable();
     reached.dedup();
-    for table in reached.into_iter().map(|at| &m.symptoms[at]) {
+    for table in reached.into_iter().filter_map(|at| m.symptoms.get(at)) {
         let Some(s) = kb.get(&table.id) else { continue };
         let Some(d) = s.symptom() else { continue };
         let fms = &table.fms;
@@ -891,9 +1095,9 @@ pub fn diagnose(
     let direct_msgs = score_signals(kb, m, &sig, &normalized);
     let structured: BTreeSet<String> = direct_msgs.keys().cloned().collect();
     // Positions of the input's analyzer tokens that some alias has (by alias token id).
-    let mut positions: Vec<Vec<usize>> = vec![Vec::new(); m.alias_vocab.len()];
+    let mut positions: Vec<Vec<usize>> = vec![Vec::new(); m.text.alias_vocab.len()];
     crate::search::for_each_token(input, 20_000, |i, t| {
-        if let Some(&id) = m.alias_vocab.get(t) {
+        if let Some(id) = m.text.alias_vocab.position(t) {
             positions[id].push(i);
         }
     });
@@ -927,18 +1131,14 @@ pub fn diagnose(
         bm25_at: &bm25_at,
         aliases_present: &aliases_present,
     };
-    let mut lines: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
-    // Every failure mode, from the matcher's tables alone: entities are read only for the
-    // candidates that got evidence.
-    for (n, id) in m.fm_ids.iter().enumerate() {
-        let mut evs = Vec::new();
-        for (_, scorer) in scorers::DIRECT {
-            evs.extend(scorer(&input_ev, n));
-        }
-        if !evs.is_empty() {
-            lines.insert(id.clone(), evs);
-        }
-    }
+    // The failure modes some direct scorer could have a line for (every other one would get
+    // none), from the matcher's tables alone: entities are read only for the candidates that
+    // got evidence, rows only for the failure modes reached.
+    let direct: Vec<bool> = messages_at.iter().zip(&bm25_at).map(|(msg, bm25)| msg.is_some() || bm25.is_some()).collect();
+    let reached = m.keys.reached(m.fm_ids.len(), &cx, &aliases_present, &positions, &direct);
+    #[cfg(test)]
+    let reached = if SCORE_EVERY_FAILURE_MODE.with(std::cell::Cell::get) { vec![true; m.fm_ids.len()] } else { reached };
+    let mut lines = score_direct(&input_ev, reached.iter().enumerate().filter(|(_, &r)| r).map(|(n, _)| n));
     // What a hub's messages matched belongs to the hub: a cause's own copy of the same text,
     // reason or code (a shorter variant of the hub's message) does not tell it from its siblings.
     // A cause's own full template inside the hub's match (a specific x509 text inside the hub's
@@ -1001,7 +1201,7 @@ pub fn diagnose(
     let mut excluded = Vec::new();
     let mut ranked: Vec<(String, f64)> = Vec::new();
     for (fm, s) in &scores {
-        let Some(applies) = m.ordinal(fm).and_then(|n| m.fm_applies.get(n)) else { continue };
+        let Some(applies) = m.ordinal(fm).and_then(|n| m.row(n)).map(|r| &r.applies) else { continue };
         if *s <= 0.05 {
             continue;
         }
@@ -1235,7 +1435,7 @@ fn candidate(
     // three per hop, so the chain stays a readable path rather than a list of every possibility.
     // A hub lists its causes apart (`causes`), so its chain stops at its frame.
     let mut seen = BTreeSet::new();
-    let mut frontier: Vec<String> = if fm.level == Level::Symptom { Vec::new() } else { m.causes.get(&e.id).into_iter().flatten().cloned().collect() };
+    let mut frontier: Vec<String> = if fm.level == Level::Symptom { Vec::new() } else { m.causes_of(&e.id).to_vec() };
     for hop in 0..2 {
         frontier.retain(|c| c != &e.id && !seen.contains(c));
         frontier.sort_by(|a, b| {
@@ -1250,7 +1450,7 @@ fn candidate(
             if seen.insert(c.clone()) {
                 let r = eref(kb, &c);
                 chain.push(ChainStep { id: r.id, kind: r.kind, title: r.title, relation: "causedBy".into() });
-                next.extend(m.causes.get(&c).into_iter().flatten().cloned());
+                next.extend(m.causes_of(&c).iter().cloned());
             }
         }
         frontier = next;
@@ -1369,9 +1569,36 @@ mod automata_tests {
             templates_seen += plain.templates.len();
             let present = m.aliases_in(&normalized);
             for (id, alias) in m.text.alias_patterns.iter().enumerate() {
-                assert_eq!(present[id], normalized.contains(alias.as_str()), "alias {alias:?} in {input:?}");
+                assert_eq!(present[id], normalized.contains(alias), "alias {alias:?} in {input:?}");
             }
         }
         assert!(templates_seen > 500, "the inputs matched only {templates_seen} templates");
+    }
+
+    /// Scoring only the failure modes an input reaches (`CandidateKeys`) gives the very
+    /// diagnosis that scoring every failure mode gives, on every gold and ledger input, with
+    /// and without a version, over the parsed and the compiled knowledge alike.
+    #[test]
+    fn scoring_the_reached_failure_modes_changes_no_answer() {
+        let (parsed, _) = Engine::from_sources(crate::knowledge::sources_from(kubewhy_knowledge::files())).expect("built-in knowledge loads");
+        let compiled = Engine::from_compiled(parsed.compile().expect("compiles")).expect("loads");
+        let inputs = inputs();
+        for engine in [&parsed, &compiled] {
+            for input in &inputs {
+                for v in [None, Some(crate::model::Version { major: 1, minor: 30 })] {
+                    let opts = super::DiagnoseOptions { k8s_version: v, ..Default::default() };
+                    let pruned = serde_json::to_string(&engine.diagnose(input, opts).expect("diagnoses")).expect("serialises");
+                    super::SCORE_EVERY_FAILURE_MODE.with(|c| c.set(true));
+                    let every = serde_json::to_string(&engine.diagnose(input, opts).expect("diagnoses")).expect("serialises");
+                    super::SCORE_EVERY_FAILURE_MODE.with(|c| c.set(false));
+                    assert_eq!(pruned, every, "input {input:?}, version {v:?}");
+                }
+            }
+        }
+        // The pruning prunes: a one-line input decodes few rows of a fresh compiled engine.
+        let one = Engine::from_compiled(parsed.compile().expect("compiles")).expect("loads");
+        one.diagnose("0/3 nodes are available: 3 Insufficient cpu.", Default::default()).expect("diagnoses");
+        let (d, n) = one.matcher.rows_decoded();
+        assert!(d * 5 < n, "one diagnosis decoded {d} of {n} failure-mode rows");
     }
 }

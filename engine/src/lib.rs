@@ -53,6 +53,7 @@ pub mod scorers;
 pub mod search;
 pub mod signals;
 pub mod synthetic;
+pub mod tables;
 pub mod upstream;
 
 use diagnose::{DiagnoseError, DiagnoseOptions, Diagnosis, Matcher};

@@ -84,13 +84,14 @@ pub fn alias(i: &ScoringInput<'_>, n: usize) -> Vec<Evidence> {
     if i.message_at(n).is_some_and(|(_, evs)| evs.iter().any(|e| e.matched.ends_with("template"))) {
         return Vec::new();
     }
+    let Some(row) = i.m.row(n) else { return Vec::new() };
     let mut best: Option<(f64, &str)> = None;
-    if let Some(ids) = i.m.text.alias_ids.get(n) {
-        for &id in ids {
+    {
+        for &id in &row.alias_ids {
             if !i.aliases_present.get(id).copied().unwrap_or(false) {
                 continue;
             }
-            let a = &i.m.text.alias_patterns[id];
+            let Some(a) = i.m.text.alias_patterns.get(id) else { continue };
             let df = i.m.text.alias_pattern_df[id].max(1) as f64;
             let one_word = !a.contains(' ');
             let mut s = 1.2 * (0.5 + 0.5 * (a.len() as f64 / 25.0).min(1.0)) / df.sqrt();
@@ -98,7 +99,7 @@ pub fn alias(i: &ScoringInput<'_>, n: usize) -> Vec<Evidence> {
                 s *= 0.6;
             }
             if best.is_none_or(|(b, _)| s > b) {
-                best = Some((s, a.as_str()));
+                best = Some((s, a));
             }
         }
     }
@@ -106,9 +107,8 @@ pub fn alias(i: &ScoringInput<'_>, n: usize) -> Vec<Evidence> {
         return vec![line("alias", id, "alias", a, s)];
     }
     // In other words: every word of an alias (stemmed) within a few words of each other.
-    let Some(aliases) = i.m.text.alias_tokens.get(n) else { return Vec::new() };
     let mut best: Option<(f64, &str)> = None;
-    for (alias, toks) in aliases {
+    for (alias, toks) in &row.alias_tokens {
         let Some(first) = i.m_positions(toks[0]) else { continue };
         let window = 3 * toks.len() + 2;
         let found = first.iter().take(500).any(|&p| {
@@ -132,7 +132,7 @@ impl ScoringInput<'_> {
 
     /// The id of the failure mode with ordinal `n` (empty past the table).
     fn fm_id(&self, n: usize) -> &str {
-        self.m.fm_ids.get(n).map_or("", String::as_str)
+        self.m.fm_ids.get(n).unwrap_or("")
     }
 
     /// The message evidence of the failure mode with ordinal `n`.
@@ -159,10 +159,10 @@ fn cue_base(kind: &CueKind) -> f64 {
 /// half; a setting the input gives another value (`imagePullPolicy: Always` for a cue on
 /// `IfNotPresent`) counts against the candidate (`setting-contradicted`).
 pub fn context(i: &ScoringInput<'_>, n: usize) -> Vec<Evidence> {
-    let Some(cues) = i.m.fm_context.get(n) else { return Vec::new() };
+    let Some(row) = i.m.row(n) else { return Vec::new() };
+    let (cues, prepared) = (&row.context, &row.cue_words);
     let id = i.fm_id(n);
     let mut out = Vec::new();
-    let prepared = i.m.cue_words_at(n);
     for (n, cue) in cues.iter().enumerate() {
         let base = cue_base(&cue.kind) * cue.weight;
         let words = prepared.get(n).and_then(Option::as_ref);
@@ -219,7 +219,7 @@ pub fn context(i: &ScoringInput<'_>, n: usize) -> Vec<Evidence> {
 /// `version`: the input's version lies in the candidate's bounded range (a behaviour of some
 /// releases only). Unbounded candidates get nothing; out-of-range ones are left out later.
 pub fn version(i: &ScoringInput<'_>, n: usize) -> Vec<Evidence> {
-    let (Some(v), Some(applies)) = (i.version, i.m.fm_applies.get(n)) else { return Vec::new() };
+    let (Some(v), Some(applies)) = (i.version, i.m.row(n).map(|r| &r.applies)) else { return Vec::new() };
     if (applies.since.is_none() && applies.until.is_none()) || !applies.contains(v) {
         return Vec::new();
     }
@@ -291,10 +291,10 @@ pub fn propagate(kb: &KnowledgeBase, m: &Matcher, direct: &BTreeMap<String, f64>
             continue;
         }
         let hub_of: BTreeSet<&String> = m.hub_causes.get(fm).map(|v| v.iter().collect()).unwrap_or_default();
-        let mut frontier: BTreeSet<&String> = m.causes.get(fm).map(|c| c.iter().collect()).unwrap_or_default();
+        let mut frontier: BTreeSet<&String> = m.causes_of(fm).iter().collect();
         for (hop, factor) in [(1, 0.3), (2, 0.1)] {
             if hop == 2 {
-                frontier = frontier.iter().flat_map(|c| m.causes.get(*c).into_iter().flatten()).collect();
+                frontier = frontier.iter().flat_map(|c| m.causes_of(c)).collect();
             }
             for &c in &frontier {
                 if c == fm || (hop == 1 && hub_of.contains(c)) {
@@ -368,7 +368,8 @@ pub const PRODUCT_ABSENT: f64 = 0.6;
 /// Returns a line worth minus `1 - PRODUCT_ABSENT` of the candidate's score so far.
 /// `n`: the candidate's ordinal ([`Matcher::fm_ids`]).
 pub fn product_absent(i: &ScoringInput<'_>, n: usize, total: f64) -> Option<Evidence> {
-    let (id, cues) = (i.m.fm_ids.get(n)?, i.m.fm_context.get(n)?);
+    let (id, row) = (i.m.fm_ids.get(n)?, i.m.row(n)?);
+    let (cues, prepared) = (&row.context, &row.cue_words);
     if total <= 0.0 {
         return None;
     }
@@ -376,7 +377,6 @@ pub fn product_absent(i: &ScoringInput<'_>, n: usize, total: f64) -> Option<Evid
     if i.message_at(n).is_some_and(|(score, _)| *score > 0.0) {
         return None;
     }
-    let prepared = i.m.cue_words_at(n);
     let products: Vec<(&str, Option<&Vec<String>>)> = cues
         .iter()
         .enumerate()
@@ -393,15 +393,15 @@ pub fn product_absent(i: &ScoringInput<'_>, n: usize, total: f64) -> Option<Evid
 /// negate it). Returns a line worth minus 70 % of the candidate's score so far.
 /// `n`: the candidate's ordinal ([`Matcher::fm_ids`]).
 pub fn ruled_out(i: &ScoringInput<'_>, n: usize, total: f64) -> Option<Evidence> {
-    let (id, phrases) = (i.m.fm_ids.get(n)?, i.m.fm_ruled_out.get(n)?);
+    let (id, row) = (i.m.fm_ids.get(n)?, i.m.row(n)?);
+    let (phrases, words) = (&row.ruled_out, &row.ruled_out_words);
     if total <= 0.0 {
         return None;
     }
-    let words = i.m.text.ruled_out_words.get(n);
     let said = phrases
         .iter()
         .enumerate()
-        .find(|(n, p)| phrase_in(i, p, words.and_then(|w| w.get(*n))).is_some_and(|m| !m.negated && m.words >= 2))
+        .find(|(n, p)| phrase_in(i, p, words.get(*n)).is_some_and(|m| !m.negated && m.words >= 2))
         .map(|(_, p)| p)?;
     Some(line("ruled-out", id, "ruled-out", said.clone(), -0.7 * total))
 }

@@ -165,13 +165,16 @@ pub struct TemplateIndex {
 }
 
 impl TemplateIndex {
-    /// Indexes `templates` (the same slice must be passed to [`extract_indexed`]).
-    pub fn new(templates: &[Template]) -> TemplateIndex {
+    /// Indexes `templates` (the same templates, in the same order, must be passed to
+    /// [`extract_indexed`]).
+    pub fn new<'a>(templates: impl IntoIterator<Item = &'a Template>) -> TemplateIndex {
         let mut words: Vec<String> = Vec::new();
         let mut owners: Vec<Vec<usize>> = Vec::new();
         let mut slot: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         let mut always = Vec::new();
-        for (i, t) in templates.iter().enumerate() {
+        let mut len = 0;
+        for (i, t) in templates.into_iter().enumerate() {
+            len = i + 1;
             match t.needle.as_deref() {
                 Some(w) => {
                     let k = *slot.entry(w).or_insert_with(|| {
@@ -184,7 +187,7 @@ impl TemplateIndex {
                 None => always.push(i),
             }
         }
-        TemplateIndex { automaton: PatternSet::new(&words), owners, always, len: templates.len() }
+        TemplateIndex { automaton: PatternSet::new(&words), owners, always, len }
     }
 
     /// Per template (by index), whether it can match `normalized` (the output of [`normalize`]).
@@ -500,17 +503,62 @@ fn parse_table(lines: &[&str], header_idx: usize, cols: &[&str]) -> (Vec<Vec<Str
 }
 
 /// Extracts the signals of `input` (any text; no size limit is applied here).
-pub fn extract(input: &str, normalized: &str, vocab: &Vocabulary, templates: &[Template]) -> Signals {
+pub fn extract(input: &str, normalized: &str, vocab: &Vocabulary, templates: &(impl Templates + ?Sized)) -> Signals {
     extract_with(input, normalized, vocab, templates, None)
+}
+
+/// Message templates by number: a slice, or the matcher's table (whose templates compiled
+/// knowledge decodes when they are first tried).
+pub trait Templates {
+    /// Number of templates.
+    fn count(&self) -> usize;
+    /// Template `i` (`None` past the end).
+    fn template(&self, i: usize) -> Option<&Template>;
+}
+
+impl Templates for [Template] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn template(&self, i: usize) -> Option<&Template> {
+        self.get(i)
+    }
+}
+
+impl<const N: usize> Templates for [Template; N] {
+    fn count(&self) -> usize {
+        N
+    }
+    fn template(&self, i: usize) -> Option<&Template> {
+        self.get(i)
+    }
+}
+
+impl Templates for Vec<Template> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn template(&self, i: usize) -> Option<&Template> {
+        self.get(i)
+    }
+}
+
+impl Templates for crate::compiled::Table<Template> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn template(&self, i: usize) -> Option<&Template> {
+        self.get(i)
+    }
 }
 
 /// [`extract`] trying only the templates `index` (built from the same `templates`) says can
 /// match; the result is the same as [`extract`]'s.
-pub fn extract_indexed(input: &str, normalized: &str, vocab: &Vocabulary, templates: &[Template], index: &TemplateIndex) -> Signals {
+pub fn extract_indexed(input: &str, normalized: &str, vocab: &Vocabulary, templates: &(impl Templates + ?Sized), index: &TemplateIndex) -> Signals {
     extract_with(input, normalized, vocab, templates, Some(&index.candidates(normalized)))
 }
 
-fn extract_with(input: &str, normalized: &str, vocab: &Vocabulary, templates: &[Template], candidates: Option<&[bool]>) -> Signals {
+fn extract_with(input: &str, normalized: &str, vocab: &Vocabulary, templates: &(impl Templates + ?Sized), candidates: Option<&[bool]>) -> Signals {
     static EXIT: OnceLock<Regex> = OnceLock::new();
     static EXIT_YAML: OnceLock<Regex> = OnceLock::new();
     static REASON_LINE: OnceLock<Regex> = OnceLock::new();
@@ -712,11 +760,9 @@ fn extract_with(input: &str, normalized: &str, vocab: &Vocabulary, templates: &[
     s.metrics = vocab.metrics_in(normalized);
 
     // Templates.
-    s.templates = templates
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| candidates.is_none_or(|c| c.get(*i).copied().unwrap_or(true)))
-        .filter_map(|(_, t)| t.find(normalized))
+    s.templates = (0..templates.count())
+        .filter(|i| candidates.is_none_or(|c| c.get(*i).copied().unwrap_or(true)))
+        .filter_map(|i| templates.template(i)?.find(normalized))
         .collect();
     if !s.templates.is_empty() {
         let kept = normalize_keep_case(input, normalized);
