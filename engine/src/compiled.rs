@@ -16,7 +16,7 @@
 //!   when a diagnosis first reaches them);
 //! - the entity table: the count `n`, each entity's kind (one byte), the `n + 1` offsets
 //!   (from the start of the bytes) where each entity's encoding starts and the last ends,
-//!   and a hash table of their places by id (open addressing, see `id_slots`), for look-ups
+//!   and a hash table of their places by id (open addressing, see `tables::hash_slots`), for look-ups
 //!   by id without decoding;
 //! - the entities' encodings, one after the other (each starts with its id);
 //! - the upstream facts and the topic map, each a length then its encoding;
@@ -142,7 +142,7 @@ pub fn compile(kb: &KnowledgeBase, index: &SearchIndex, matcher: &Matcher) -> Re
     // The offsets are known once the entities are written: reserve them, fill them in after.
     let starts_at = w.0.len();
     w.0.resize(starts_at + 4 * (entities.len() + 1), 0);
-    put_u32s(&mut w, &id_slots(entities.iter().map(|e| e.id.as_bytes())));
+    put_u32s(&mut w, &crate::tables::hash_slots(entities.len(), |i| entities[i].id.as_bytes()));
     let mut starts = Vec::with_capacity(entities.len() + 1);
     for e in entities {
         starts.push(w.0.len() as u32);
@@ -170,27 +170,7 @@ pub fn compile(kb: &KnowledgeBase, index: &SearchIndex, matcher: &Matcher) -> Re
 }
 
 /// An empty slot of the id table.
-const NO_ENTITY: u32 = u32::MAX;
-
-/// FNV-1a over an id's bytes: the hash of the id table.
-fn id_hash(id: &[u8]) -> u64 {
-    id.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
-}
-
-/// The id table: a power of two of slots at least twice the number of ids, each id's place
-/// in the first free slot from its hash (linear probing), [`NO_ENTITY`] elsewhere.
-fn id_slots<'a>(ids: impl ExactSizeIterator<Item = &'a [u8]>) -> Vec<u32> {
-    let mut slots = vec![NO_ENTITY; (2 * ids.len()).max(2).next_power_of_two()];
-    let mask = slots.len() - 1;
-    for (i, id) in ids.enumerate() {
-        let mut k = id_hash(id) as usize & mask;
-        while slots[k] != NO_ENTITY {
-            k = (k + 1) & mask;
-        }
-        slots[k] = i as u32;
-    }
-    slots
-}
+const NO_ENTITY: u32 = crate::tables::EMPTY;
 
 /// A 64-bit checksum of `b`: per lane of eight, the sum of the 32-bit words and the sum of
 /// those running sums (Fletcher's construction, modulo 2^32), mixed into one value with the
@@ -393,7 +373,7 @@ pub struct Lazy {
     kinds: Vec<Kind>,
     /// Per entity plus one: where its encoding starts in `bytes` (the last: where it ends).
     starts: Vec<u32>,
-    /// The hash table of entity places by id (see `id_slots`).
+    /// The hash table of entity places by id (see `tables::hash_slots`).
     slots: Vec<u32>,
     /// Entities decoded one by one.
     cells: Vec<OnceLock<Box<Entity>>>,
@@ -447,21 +427,7 @@ impl Lazy {
     /// The place of the entity with this id, if any: one hash and, almost always, one
     /// comparison.
     pub(crate) fn position(&self, id: &str) -> Option<usize> {
-        let id = id.as_bytes();
-        let mask = self.slots.len() - 1;
-        let mut k = id_hash(id) as usize & mask;
-        // The table is at most half full: an empty slot ends every probe sequence.
-        for _ in 0..self.slots.len() {
-            let i = self.slots[k];
-            if i == NO_ENTITY {
-                return None;
-            }
-            if self.id_bytes(i as usize) == Some(id) {
-                return Some(i as usize);
-            }
-            k = (k + 1) & mask;
-        }
-        None
+        crate::tables::probe(&self.slots, id.as_bytes(), |i| self.id_bytes(i) == Some(id.as_bytes()))
     }
 
     /// Entity `i`, decoded now if it was not.

@@ -56,12 +56,55 @@ impl Postings {
     }
 }
 
-/// An empty slot of [`KeyPostings`]'s hash table.
-const EMPTY: u32 = u32::MAX;
+/// An empty slot of a hash table of places (see [`hash_slots`]).
+pub(crate) const EMPTY: u32 = u32::MAX;
 
 /// FNV-1a over a key's bytes.
 pub(crate) fn fnv1a(key: &[u8]) -> u64 {
     key.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// A hash table of the places `0..n` of keys (`key(i)` gives key `i`'s bytes): a power of two
+/// of slots at least twice `n`, each place in the first free slot from its key's FNV-1a hash
+/// (linear probing), [`EMPTY`] elsewhere. A key equal to an earlier one gets no slot: looking
+/// it up finds the earlier place. Used by the tables here and by the compiled entity table.
+pub(crate) fn hash_slots<'a>(n: usize, key: impl Fn(usize) -> &'a [u8]) -> Vec<u32> {
+    let mut slots = vec![EMPTY; (2 * n).max(2).next_power_of_two()];
+    let mask = slots.len() - 1;
+    'keys: for i in 0..n {
+        let k = key(i);
+        let mut s = fnv1a(k) as usize & mask;
+        while slots[s] != EMPTY {
+            if key(slots[s] as usize) == k {
+                continue 'keys;
+            }
+            s = (s + 1) & mask;
+        }
+        slots[s] = i as u32;
+    }
+    slots
+}
+
+/// The place of `key` in a table made by [`hash_slots`], if any: `is_key(place)` says whether
+/// the key at a place is `key`. One hash and, almost always, one comparison; at most half full,
+/// so an empty slot ends every probe sequence.
+pub(crate) fn probe(slots: &[u32], key: &[u8], is_key: impl Fn(usize) -> bool) -> Option<usize> {
+    if slots.is_empty() {
+        return None;
+    }
+    let mask = slots.len() - 1;
+    let mut s = fnv1a(key) as usize & mask;
+    for _ in 0..slots.len() {
+        let i = slots[s];
+        if i == EMPTY {
+            return None;
+        }
+        if is_key(i as usize) {
+            return Some(i as usize);
+        }
+        s = (s + 1) & mask;
+    }
+    None
 }
 
 /// Lists of `u32`s by string key: the keys in one byte string, a hash table of their places
@@ -87,15 +130,7 @@ impl KeyPostings {
             t.key_starts.push(t.keys.len() as u32);
         }
         t.lists = Postings::new(map.values().map(|v| v.iter().copied()));
-        t.slots = vec![EMPTY; (2 * map.len()).max(2).next_power_of_two()];
-        let mask = t.slots.len() - 1;
-        for (i, k) in map.keys().enumerate() {
-            let mut s = fnv1a(k.as_bytes()) as usize & mask;
-            while t.slots[s] != EMPTY {
-                s = (s + 1) & mask;
-            }
-            t.slots[s] = i as u32;
-        }
+        t.slots = hash_slots(map.len(), |i| t.key(i));
         t
     }
 
@@ -115,23 +150,7 @@ impl KeyPostings {
 
     /// The list of `key`; empty when the key is not in the table.
     pub fn get(&self, key: &str) -> &[u32] {
-        if self.slots.is_empty() {
-            return &[];
-        }
-        let mask = self.slots.len() - 1;
-        let mut s = fnv1a(key.as_bytes()) as usize & mask;
-        // At most half full: an empty slot ends every probe sequence.
-        for _ in 0..self.slots.len() {
-            let i = self.slots[s];
-            if i == EMPTY {
-                return &[];
-            }
-            if self.key(i as usize) == key.as_bytes() {
-                return self.lists.get(i as usize);
-            }
-            s = (s + 1) & mask;
-        }
-        &[]
+        probe(&self.slots, key.as_bytes(), |i| self.key(i) == key.as_bytes()).map_or(&[], |i| self.lists.get(i))
     }
 
     /// Whether the parts fit together (checked when read back from bytes): the key offsets
@@ -174,21 +193,7 @@ impl StrIndex {
             t.text.push_str(s);
             t.starts.push(t.text.len() as u32);
         }
-        let n = t.len();
-        t.slots = vec![EMPTY; (2 * n).max(2).next_power_of_two()];
-        let mask = t.slots.len() - 1;
-        for i in 0..n {
-            let key = t.get(i).unwrap_or_default().as_bytes();
-            let mut s = fnv1a(key) as usize & mask;
-            let mut repeated = false;
-            while t.slots[s] != EMPTY {
-                repeated |= t.get(t.slots[s] as usize).unwrap_or_default().as_bytes() == key;
-                s = (s + 1) & mask;
-            }
-            if !repeated {
-                t.slots[s] = i as u32;
-            }
-        }
+        t.slots = hash_slots(t.len(), |i| t.get(i).unwrap_or_default().as_bytes());
         t
     }
 
@@ -215,22 +220,7 @@ impl StrIndex {
 
     /// The number of `key`, if it is one of the strings.
     pub fn position(&self, key: &str) -> Option<usize> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let mask = self.slots.len() - 1;
-        let mut s = fnv1a(key.as_bytes()) as usize & mask;
-        for _ in 0..self.slots.len() {
-            let i = self.slots[s];
-            if i == EMPTY {
-                return None;
-            }
-            if self.get(i as usize) == Some(key) {
-                return Some(i as usize);
-            }
-            s = (s + 1) & mask;
-        }
-        None
+        probe(&self.slots, key.as_bytes(), |i| self.get(i) == Some(key))
     }
 
     /// Whether the parts fit together (checked when read back from bytes): offsets in order,
