@@ -26,8 +26,15 @@ ok() { echo "image-test: ok: $*"; passed=$((passed + 1)); }
 ctr=
 server=
 mnt=
-cleanup() {
+# Stops the last server started: the serving process itself (found by `check_server`), which
+# `buildah run` and the `ro` function run below the process `$!` names, then that process.
+stop_server() {
+  if [ -s /tmp/kubewhy-image-serve.pid ]; then kill "$(cat /tmp/kubewhy-image-serve.pid)" 2> /dev/null || true; rm -f /tmp/kubewhy-image-serve.pid; fi
   if [ -n "$server" ]; then kill "$server" 2> /dev/null || true; wait "$server" 2> /dev/null || true; fi
+  server=
+}
+cleanup() {
+  stop_server
   if [ -n "$ctr" ]; then buildah umount "$ctr" > /dev/null 2>&1 || true; buildah rm "$ctr" > /dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
@@ -114,8 +121,7 @@ EOF
 }
 check_server "$port" "$start" || { cat /tmp/kubewhy-image-serve.log; fail "serve in the container"; }
 ok "serve in the container: / and /mcp (bearer token), uid 65532"
-kill "$(cat /tmp/kubewhy-image-serve.pid)" 2> /dev/null || true
-kill "$server" 2> /dev/null || true; wait "$server" 2> /dev/null || true; server=
+stop_server
 
 # 4. read-only root filesystem, uid 65532, no OCI runtime: a private read-only bind mount of
 # the image's root filesystem, entered with chroot.
@@ -129,6 +135,6 @@ KUBEWHY_AUTH_TOKEN=$token ro /usr/local/bin/kubewhy serve --listen "127.0.0.1:$p
 server=$!
 check_server "$port" "$start" || { cat /tmp/kubewhy-image-serve-ro.log; fail "serve on a read-only root"; }
 ok "serve on a read-only root as uid 65532"
-kill "$server"; wait "$server" 2> /dev/null || true; server=
+stop_server
 
 echo "image-test: $passed passed, 0 failed"
