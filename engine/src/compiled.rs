@@ -52,7 +52,7 @@ use std::sync::{Arc, OnceLock};
 pub const MAGIC: &[u8] = b"kubewhy-compiled\n";
 
 /// Version of the layout; [`load`] refuses any other.
-pub const FORMAT: u32 = 5;
+pub const FORMAT: u32 = 6;
 
 /// Where the sections start: after the magic, the format number and the checksum.
 const HEADER: usize = MAGIC.len() + 4 + 8;
@@ -881,13 +881,11 @@ impl Codec for Postings {
 
 impl Codec for KeyPostings {
     fn put(&self, w: &mut Writer) {
-        w.bytes(&self.keys);
-        put_u32s(w, &self.key_starts);
-        put_u32s(w, &self.slots);
+        self.keys.put(w);
         self.lists.put(w);
     }
     fn get(r: &mut Reader<'_>) -> Result<Self, CompiledError> {
-        Ok(KeyPostings { keys: r.take_bytes("table keys")?.to_vec(), key_starts: get_u32s(r)?, slots: get_u32s(r)?, lists: <Postings as Codec>::get(r)? })
+        Ok(KeyPostings { keys: <StrIndex as Codec>::get(r)?, lists: <Postings as Codec>::get(r)? })
     }
 }
 

@@ -107,31 +107,20 @@ pub(crate) fn probe(slots: &[u32], key: &[u8], is_key: impl Fn(usize) -> bool) -
     None
 }
 
-/// Lists of `u32`s by string key: the keys in one byte string, a hash table of their places
-/// (open addressing, linear probing, at most half full) and the lists as [`Postings`].
+/// Lists of `u32`s by string key: the keys as a [`StrIndex`] and their lists as [`Postings`]
+/// (list `i` is the list of key `i`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KeyPostings {
-    /// The keys, one after the other.
-    pub(crate) keys: Vec<u8>,
-    /// `n + 1` offsets into `keys`.
-    pub(crate) key_starts: Vec<u32>,
-    /// A power of two of slots (at least twice the number of keys): a key's place, or empty.
-    pub(crate) slots: Vec<u32>,
-    /// Per key (by place): its list.
+    /// The keys.
+    pub(crate) keys: StrIndex,
+    /// Per key (by number): its list.
     pub(crate) lists: Postings,
 }
 
 impl KeyPostings {
     /// The table of `map` (keys in the map's order).
     pub fn new(map: &BTreeMap<String, Vec<u32>>) -> KeyPostings {
-        let mut t = KeyPostings { key_starts: vec![0], ..KeyPostings::default() };
-        for k in map.keys() {
-            t.keys.extend_from_slice(k.as_bytes());
-            t.key_starts.push(t.keys.len() as u32);
-        }
-        t.lists = Postings::new(map.values().map(|v| v.iter().copied()));
-        t.slots = hash_slots(map.len(), |i| t.key(i));
-        t
+        KeyPostings { keys: StrIndex::new(map.keys().map(String::as_str)), lists: Postings::new(map.values().map(|v| v.iter().copied())) }
     }
 
     /// Number of keys.
@@ -144,30 +133,15 @@ impl KeyPostings {
         self.len() == 0
     }
 
-    fn key(&self, i: usize) -> &[u8] {
-        &self.keys[self.key_starts[i] as usize..self.key_starts[i + 1] as usize]
-    }
-
     /// The list of `key`; empty when the key is not in the table.
     pub fn get(&self, key: &str) -> &[u32] {
-        probe(&self.slots, key.as_bytes(), |i| self.key(i) == key.as_bytes()).map_or(&[], |i| self.lists.get(i))
+        self.keys.position(key).map_or(&[], |i| self.lists.get(i))
     }
 
-    /// Whether the parts fit together (checked when read back from bytes): the key offsets
-    /// within the keys, one list per key, a power of two of slots more than the keys, each key
-    /// in exactly one slot, and list values below `bound`.
+    /// Whether the parts fit together (checked when read back from bytes): valid keys, one list
+    /// per key, and list values below `bound`.
     pub(crate) fn valid(&self, bound: u32) -> bool {
-        let n = self.key_starts.len().saturating_sub(1);
-        let mut seen = vec![false; n];
-        self.key_starts.first() == Some(&0)
-            && self.key_starts.windows(2).all(|w| w[0] <= w[1])
-            && self.key_starts.last().is_some_and(|&e| e as usize == self.keys.len())
-            && self.lists.len() == n
-            && self.lists.valid(bound)
-            && self.slots.len().is_power_of_two()
-            && self.slots.len() > n
-            && self.slots.iter().filter(|&&i| i != EMPTY).all(|&i| (i as usize) < n && !std::mem::replace(&mut seen[i as usize], true))
-            && seen.iter().all(|&s| s)
+        self.keys.valid() && self.lists.len() == self.keys.len() && self.lists.valid(bound)
     }
 }
 
@@ -298,13 +272,16 @@ mod tests {
         let good = KeyPostings::new(&map);
         assert!(good.valid(3));
         let mut t = good.clone();
-        t.slots.iter_mut().filter(|s| **s != EMPTY).for_each(|s| *s = 0);
+        t.keys.slots.iter_mut().filter(|s| **s != EMPTY).for_each(|s| *s = 0);
         assert!(!t.valid(3), "one key in two slots, the other in none");
         let mut t = good.clone();
-        t.key_starts[1] = 99;
+        t.keys.starts[1] = 99;
+        assert!(!t.valid(3));
+        let mut t = good.clone();
+        t.keys.slots.truncate(3);
         assert!(!t.valid(3));
         let mut t = good;
-        t.slots.truncate(3);
-        assert!(!t.valid(3));
+        t.lists = Postings::new([vec![1]]);
+        assert!(!t.valid(3), "one list for two keys");
     }
 }
