@@ -10,8 +10,25 @@
 
 use std::io::Write;
 
+/// Names a compiled knowledge file to embed instead of compiling knowledge/: the benchmark
+/// builds a binary with a synthetic graph three times the size this way, to time the embedded
+/// path (`cli/benches/why.rs`). The file must pass [`kubewhy_engine::compiled::verify`].
+const EMBED_ENV: &str = "KUBEWHY_EMBED_COMPILED";
+
 fn main() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR for build scripts")).join("knowledge.bin");
+    println!("cargo:rerun-if-env-changed={EMBED_ENV}");
+    if let Some(path) = std::env::var_os(EMBED_ENV).filter(|p| !p.is_empty()) {
+        let path = std::path::PathBuf::from(path);
+        println!("cargo:rerun-if-changed={}", path.display());
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{EMBED_ENV}: cannot read {}: {e}", path.display()));
+        if let Err(e) = kubewhy_engine::compiled::verify(bytes.clone()) {
+            panic!("{EMBED_ENV}: {} is not compiled knowledge this engine can embed: {e}", path.display());
+        }
+        std::fs::write(&out, &bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
+        println!("cargo:rerun-if-changed=build.rs");
+        return;
+    }
     let files = kubewhy_engine::knowledge::sources_from(kubewhy_knowledge::files());
     let bytes = match kubewhy_engine::Engine::from_sources(files) {
         // What a binary decodes on demand is checked here once: every entity decodes.

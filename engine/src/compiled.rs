@@ -30,7 +30,8 @@
 //! topics and the matcher's [`Table`]s are decoded when first asked for ([`Lazy`]), so a
 //! diagnosis decodes only the failure modes its input reaches and the candidates it shows, and
 //! a start-up costs about the same whatever the size of the graph. [`load`] checks the
-//! checksum and what it reads; [`verify`] (run by the build script on what it embeds) also
+//! checksum of bytes read at run time (not of the embedded bytes: reading every page would
+//! make a start-up grow with the graph again) and what it reads; [`verify`] (run by the build script on what it embeds) also
 //! decodes and checks everything that is decoded later. Front-matter key lines (used to point lint diagnostics at a key) are not kept: the
 //! built-in knowledge is validated when it is compiled, and a diagnostic found later about a
 //! built-in entity points at the entity's first line.
@@ -222,7 +223,10 @@ fn open(bytes: &Bytes) -> Result<Reader<'_>, CompiledError> {
         return Err(CompiledError::Format);
     }
     let sum = u64::get(&mut r)?;
-    if checksum(&bytes[HEADER..]) != sum {
+    // Embedded bytes were verified whole by the build script and are part of the program: only
+    // bytes read at run time are checked (reading every page would cost what the lazy decoding
+    // saves, and grow with the knowledge).
+    if matches!(bytes, Bytes::Shared(_)) && checksum(&bytes[HEADER..]) != sum {
         return Err(CompiledError::Corrupt { offset: HEADER - 8, what: "bytes that match their checksum" });
     }
     Ok(r)
@@ -237,7 +241,8 @@ fn open(bytes: &Bytes) -> Result<Reader<'_>, CompiledError> {
 ///
 /// # Errors
 /// [`CompiledError::Format`] for bytes of another format, [`CompiledError::Corrupt`] with the
-/// offset when they do not match their checksum, end early, hold an impossible value or
+/// offset when they do not match their checksum ([`Bytes::Shared`] only: embedded bytes were
+/// verified whole by the build script), end early, hold an impossible value or
 /// tables that do not fit the entities, [`CompiledError::Search`] when the index does not open.
 pub fn load(bytes: impl Into<Bytes>) -> Result<Loaded, CompiledError> {
     let bytes: Bytes = bytes.into();
@@ -1323,6 +1328,13 @@ mod tests {
                 let _ = verify(b);
             }
         }
+        // Embedded ('static) bytes are not summed at start-up: a wrong checksum passes there,
+        // and is an error in bytes read at run time.
+        let mut wrong_sum = bytes.clone();
+        wrong_sum[HEADER - 1] ^= 0x01;
+        assert!(matches!(load(wrong_sum.clone()), Err(CompiledError::Corrupt { .. })));
+        let embedded: &'static [u8] = Box::leak(wrong_sum.into_boxed_slice());
+        assert!(load(embedded).is_ok(), "embedded bytes are summed at start-up");
         let e = load(bytes[..bytes.len() - 1].to_vec()).err().expect("short input is an error");
         assert!(e.to_string().contains("corrupt at byte"), "{e}");
     }
