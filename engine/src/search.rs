@@ -387,12 +387,35 @@ impl SearchIndex {
         if toks.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
+        let searcher = self.reader.searcher();
+        // A term that no document has in a field matches nothing there and adds nothing to any
+        // score (BM25 sums the matching terms only, in clause order): its clause is left out,
+        // which spares tantivy a weight and a scorer for it. Long inputs (a whole `kubectl
+        // describe`) have many such pairs.
+        let inverted = self
+            .fields
+            .iter()
+            .map(|&(f, _)| searcher.segment_readers().iter().map(|r| r.inverted_index(f)).collect::<Result<Vec<_>, _>>())
+            .collect::<Result<Vec<_>, _>>()?;
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for t in &toks {
-            for &(f, boost) in &self.fields {
-                let q = TermQuery::new(Term::from_field_text(f, t), IndexRecordOption::WithFreqs);
-                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+            for (&(f, boost), segments) in self.fields.iter().zip(&inverted) {
+                let term = Term::from_field_text(f, t);
+                let mut present = false;
+                for seg in segments {
+                    if seg.get_term_info(&term).map_err(tantivy::TantivyError::from)?.is_some() {
+                        present = true;
+                        break;
+                    }
+                }
+                if present {
+                    let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
+                    clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+                }
             }
+        }
+        if clauses.is_empty() {
+            return Ok(Vec::new());
         }
         let mut query: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
         if let Some(kinds) = kinds {
@@ -408,7 +431,6 @@ impl SearchIndex {
                 (Occur::Must, Box::new(BoostQuery::new(Box::new(BooleanQuery::new(kind_clauses)), 0.0))),
             ]));
         }
-        let searcher = self.reader.searcher();
         // Fetch extra hits so that ties at the cut can be ordered by id.
         let top = searcher.search(&query, &TopDocs::with_limit(limit + 16).order_by_score())?;
         let mut hits = Vec::new();
