@@ -305,7 +305,7 @@ pub fn verify(bytes: impl Into<Bytes>) -> Result<(), CompiledError> {
     }
     matcher.text.rows.try_all()?;
     matcher.text.templates.try_all()?;
-    if !matcher.rows_fit() {
+    if !matcher.text.rows_fit() {
         return Err(mismatch);
     }
     lazy.decode_all().map(|_| ())

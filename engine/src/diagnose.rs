@@ -693,7 +693,7 @@ impl Matcher {
     /// Whether decoded tables fit each other and a knowledge base with `symptoms` symptom
     /// entities (the failure-mode ids are compared by the caller): one row per failure mode,
     /// and every place within its table, so that a damaged compiled file is an error, not an
-    /// out-of-bounds index. The rows themselves are checked by [`Matcher::rows_fit`].
+    /// out-of-bounds index. The rows themselves are checked by [`Prepared::rows_fit`].
     pub(crate) fn fits(&self, symptoms: usize) -> bool {
         let fms = self.fm_ids.len();
         let places = |v: &[usize], len: usize| v.iter().all(|&i| i < len);
@@ -711,12 +711,6 @@ impl Matcher {
             && places(&ix.always, ix.len)
             && self.symptoms_by_reason.values().chain(self.symptoms_by_code.values()).all(|v| places(v, self.symptoms.len()))
             && places(&self.metric_symptoms, self.symptoms.len())
-    }
-
-    /// Whether every failure mode's row fits the tables (see [`Prepared::rows_fit`]); decodes
-    /// every row.
-    pub(crate) fn rows_fit(&self) -> bool {
-        self.text.rows_fit()
     }
 
     /// Builds the tables from the knowledge.
