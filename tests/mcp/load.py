@@ -2,9 +2,14 @@
 
 Starts `kubewhy serve` on 127.0.0.1 (or uses --url, which must be a loopback URL), opens
 --sessions concurrent MCP sessions over streamable HTTP, makes --calls `diagnose` calls in each,
-and prints the p50/p99 of the call round trip, the p50/p99 of session set-up, the error count and
-the server's peak RSS (VmHWM, when this script started the server). Bounded: at most 200 sessions,
-100 calls per session and --deadline seconds overall.
+and prints the p50/p99 of the call round trip, the p50/p99 of session set-up, the error count,
+the CPU time of this client and of the server per 1,000 calls, and the server's peak RSS (VmHWM;
+the server's figures when this script started it). Bounded: at most 200 sessions, 100 calls per
+session and --deadline seconds overall.
+
+The Python SDK spends several milliseconds of CPU per call itself, on the same cores as the
+server, so this client bounds the figures; `cargo bench -p kubewhy-mcp --bench load` is the same
+load with the Rust SDK (rmcp), whose client costs about a tenth of that.
 
     python tests/mcp/load.py [--sessions 100] [--calls 10] [--bin target/debug/kubewhy]
 """
@@ -36,6 +41,15 @@ def pct(values, p):
         return float("nan")
     s = sorted(values)
     return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process from /proc/<pid>/stat, in seconds (None without /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def rss_peak_kib(pid):
@@ -102,10 +116,15 @@ def main():
                 time.sleep(0.05)
         url = f"http://127.0.0.1:{port}/mcp"
     try:
+        client0, server0 = time.process_time(), cpu_seconds(proc.pid) if proc else None
         setup, times, errors, wall = asyncio.run(run(url, sessions, calls, a.deadline))
+        client1, server1 = time.process_time(), cpu_seconds(proc.pid) if proc else None
         print(f"{sessions} sessions x {calls} diagnose calls in {wall:.1f} s; errors: {len(errors)}")
         print(f"call   p50 {pct(times, 50):8.1f} ms   p99 {pct(times, 99):8.1f} ms   (n={len(times)})")
         print(f"set-up p50 {pct(setup, 50):8.1f} ms   p99 {pct(setup, 99):8.1f} ms   (n={len(setup)})")
+        n = max(len(times), 1)
+        server_cpu = f"{(server1 - server0) * 1e6 / n:.0f} ms" if server0 is not None and server1 is not None else "n/a"
+        print(f"CPU per 1,000 calls (set-up included): client {(client1 - client0) * 1e6 / n:.0f} ms, server {server_cpu}")
         if proc is not None:
             print(f"server peak RSS {rss_peak_kib(proc.pid)} KiB")
         for e in sorted(set(errors))[:5]:
