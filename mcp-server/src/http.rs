@@ -118,6 +118,7 @@ pub fn router_with(engine: Arc<Engine>, cluster: Option<Arc<crate::cluster::Clus
     let mcp = Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn(check_jsonrpc))
+        .layer(axum::middleware::from_fn(closed_session_no_content))
         .layer(axum::middleware::from_fn_with_state(cap, cap_sessions))
         .layer(axum::middleware::from_fn_with_state(token, require_token));
     let site = crate::site::router(engine, &crate::site::SiteOptions { base_url: opts.base_url.clone() }).layer(axum::middleware::from_fn_with_state(site_token, require_token));
@@ -176,6 +177,22 @@ async fn check_jsonrpc(request: Request, next: Next) -> Response {
         return (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], v.to_string()).into_response();
     }
     next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
+}
+
+/// A `DELETE /mcp` that closed its session answers 204 No Content instead of rmcp's 202: the
+/// official Python SDK counts only 200 and 204 as a closed session and logs "Session termination
+/// failed: 202" at the end of every session otherwise (`mcp/client/streamable_http.py`,
+/// `terminate_session`). The MCP specification names no status for it; 202 Accepted says the
+/// work is still to be done, which it is not.
+async fn closed_session_no_content(request: Request, next: Next) -> Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        *response.body_mut() = axum::body::Body::empty();
+        response.headers_mut().remove(header::CONTENT_LENGTH);
+    }
+    response
 }
 
 /// Allowed `Host` names and `Origin` patterns (`scheme://host:port`, `:*` for any port).

@@ -7,6 +7,7 @@ The binary is target/debug/kubewhy unless KUBEWHY_BIN names another.
 
 import asyncio
 import contextlib
+import logging
 import os
 import socket
 import subprocess
@@ -179,6 +180,16 @@ async def test_http_twenty_concurrent_sessions(http_url, mode):
     ids = await asyncio.gather(*(one(i) for i in range(20)))
     assert ids.count("failure-mode/etcd-nospace-alarm") == 10
     assert ids.count("failure-mode/insufficient-resources") == 10
+
+
+async def test_http_session_closes_cleanly(http_url, caplog):
+    # The SDK sends DELETE when the client closes; it logs a warning unless the answer is 200 or 204.
+    with caplog.at_level(logging.DEBUG, logger="mcp"):
+        async with Client(http_url, mode="legacy") as client:
+            r = await client.call_tool("diagnose", {"symptom": ETCD})
+            assert not r.is_error, text_of(r)
+    failed = [r.getMessage() for r in caplog.records if "termination failed" in r.getMessage()]
+    assert not failed, failed
 
 
 INIT = {
