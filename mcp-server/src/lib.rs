@@ -632,100 +632,59 @@ pub async fn serve_stdio_with(server: KubewhyServer) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
     use std::sync::atomic::Ordering;
     use std::sync::OnceLock;
 
     /// The engine over the built-in knowledge, loaded once for these tests.
     fn engine() -> Arc<Engine> {
         static ENGINE: OnceLock<Arc<Engine>> = OnceLock::new();
-        ENGINE
-            .get_or_init(|| {
-                let files = kubewhy_engine::knowledge::sources_from(kubewhy_knowledge::files());
-                Arc::new(
-                    Engine::from_sources(files)
-                        .expect("built-in knowledge loads")
-                        .0,
-                )
-            })
-            .clone()
+        ENGINE.get_or_init(|| Arc::new(Engine::from_sources(kubewhy_engine::knowledge::sources_from(kubewhy_knowledge::files())).expect("built-in knowledge loads").0)).clone()
     }
 
-    fn args(v: serde_json::Value) -> Option<JsonObject> {
-        v.as_object().cloned()
+    /// Calls `tool` with `arguments`; the whole result as JSON, to compare answers.
+    async fn call(server: &KubewhyServer, tool: &str, arguments: Value) -> Value {
+        let r = server.call(tool, arguments.as_object().cloned()).await.expect("a tool result");
+        serde_json::to_value(&r).expect("a result serialises")
     }
 
-    /// The whole result as JSON, to compare two answers.
-    fn json(r: &CallToolResult) -> serde_json::Value {
-        serde_json::to_value(r).expect("a result serialises")
+    fn runs(server: &KubewhyServer) -> u64 {
+        server.runs.load(Ordering::Relaxed)
     }
 
     #[tokio::test]
     async fn a_repeated_call_is_answered_from_the_kept_answer_and_errors_are_not_kept() {
         let server = KubewhyServer::new(engine());
-        let cpu =
-            args(serde_json::json!({ "symptom": "0/3 nodes are available: 3 Insufficient cpu." }));
-        let first = server.call("diagnose", cpu.clone()).await.expect("answers");
-        assert_eq!(first.is_error, Some(false));
-        assert!(first.structured_content.is_some());
-        assert_eq!(server.runs.load(Ordering::Relaxed), 1);
-        let again = server.call("diagnose", cpu.clone()).await.expect("answers");
-        assert_eq!(
-            server.runs.load(Ordering::Relaxed),
-            1,
-            "the second call ran the tool again"
-        );
-        assert_eq!(json(&first), json(&again));
+        let cpu = json!({ "symptom": "0/3 nodes are available: 3 Insufficient cpu." });
+        let first = call(&server, "diagnose", cpu.clone()).await;
+        assert_eq!(first["isError"], false);
+        assert!(first["structuredContent"]["candidates"].is_array(), "{first}");
+        assert_eq!(runs(&server), 1);
+        let again = call(&server, "diagnose", cpu.clone()).await;
+        assert_eq!(runs(&server), 1, "the second call ran the tool again");
+        assert_eq!(first, again);
         // What a server with nothing kept answers.
-        let fresh = KubewhyServer::new(engine())
-            .call("diagnose", cpu)
-            .await
-            .expect("answers");
-        assert_eq!(json(&fresh), json(&again));
+        assert_eq!(call(&KubewhyServer::new(engine()), "diagnose", cpu).await, again);
         // Every argument is part of the key.
-        let top1 = server.call("diagnose", args(serde_json::json!({ "symptom": "0/3 nodes are available: 3 Insufficient cpu.", "top": 1 }))).await.expect("answers");
-        assert_eq!(server.runs.load(Ordering::Relaxed), 2);
-        assert_ne!(json(&top1), json(&first));
-        // Another tool with the same arguments is another key.
-        let _ = server
-            .call(
-                "search",
-                args(serde_json::json!({ "text": "Insufficient cpu" })),
-            )
-            .await
-            .expect("answers");
-        let _ = server
-            .call(
-                "search",
-                args(serde_json::json!({ "text": "Insufficient cpu" })),
-            )
-            .await
-            .expect("answers");
-        assert_eq!(server.runs.load(Ordering::Relaxed), 3);
+        let top1 = call(&server, "diagnose", json!({ "symptom": "0/3 nodes are available: 3 Insufficient cpu.", "top": 1 })).await;
+        assert_eq!(runs(&server), 2);
+        assert_ne!(top1, first);
+        // Another tool is another key; its repeated call is kept too.
+        for _ in 0..2 {
+            call(&server, "search", json!({ "text": "Insufficient cpu" })).await;
+        }
+        assert_eq!(runs(&server), 3);
         // An error result is not kept: each call runs the tool.
         for _ in 0..2 {
-            let bad = server
-                .call("diagnose", args(serde_json::json!({ "symptom": "   " })))
-                .await
-                .expect("answers");
-            assert_eq!(bad.is_error, Some(true));
+            assert_eq!(call(&server, "diagnose", json!({ "symptom": "   " })).await["isError"], true);
         }
-        assert_eq!(server.runs.load(Ordering::Relaxed), 5);
-        // A tool that is not quick is never kept.
+        assert_eq!(runs(&server), 5);
+        // A tool that is not quick is neither counted nor kept.
         for _ in 0..2 {
-            let _ = server
-                .call(
-                    "query_graph",
-                    args(serde_json::json!({ "sparql": "ASK { ?s ?p ?o }" })),
-                )
-                .await
-                .expect("answers");
+            call(&server, "query_graph", json!({ "sparql": "ASK { ?s ?p ?o }" })).await;
         }
-        assert_eq!(server.runs.load(Ordering::Relaxed), 5);
-        assert_eq!(
-            server.answers.len(),
-            3,
-            "two diagnose answers and one search answer are kept"
-        );
+        assert_eq!(runs(&server), 5);
+        assert_eq!(server.answers.len(), 3, "two diagnose answers and one search answer are kept");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -734,18 +693,14 @@ mod tests {
         let calls: Vec<_> = (0..16)
             .map(|_| {
                 let s = server.clone();
-                tokio::spawn(async move { s.call("diagnose", args(serde_json::json!({ "symptom": "Back-off restarting failed container" }))).await.expect("answers") })
+                tokio::spawn(async move { call(&s, "diagnose", json!({ "symptom": "Back-off restarting failed container" })).await })
             })
             .collect();
         let mut answers = Vec::new();
         for c in calls {
-            answers.push(json(&c.await.expect("the call task ends")));
+            answers.push(c.await.expect("the call task ends"));
         }
-        assert_eq!(
-            server.runs.load(Ordering::Relaxed),
-            1,
-            "16 identical calls at once ran the tool more than once"
-        );
+        assert_eq!(runs(&server), 1, "16 identical calls at once ran the tool more than once");
         assert!(answers.iter().all(|a| *a == answers[0]));
         assert_eq!(answers[0]["isError"], false);
     }
@@ -753,22 +708,10 @@ mod tests {
     #[tokio::test]
     async fn a_new_base_url_does_not_reuse_answers_kept_without_it() {
         let server = KubewhyServer::new(engine());
-        let q = args(serde_json::json!({ "symptom": "etcdserver: mvcc: database space exceeded" }));
-        let plain = server.call("diagnose", q.clone()).await.expect("answers");
-        assert!(!json(&plain)
-            .to_string()
-            .contains("https://kubewhy.example/"));
-        let linked = server
-            .clone()
-            .with_base_url(Some("https://kubewhy.example/".into()))
-            .call("diagnose", q)
-            .await
-            .expect("answers");
-        assert!(
-            json(&linked)
-                .to_string()
-                .contains("https://kubewhy.example/"),
-            "the answer has no links under the new base URL"
-        );
+        let q = json!({ "symptom": "etcdserver: mvcc: database space exceeded" });
+        let plain = call(&server, "diagnose", q.clone()).await;
+        assert!(!plain.to_string().contains("https://kubewhy.example/"));
+        let linked = call(&server.clone().with_base_url(Some("https://kubewhy.example/".into())), "diagnose", q).await;
+        assert!(linked.to_string().contains("https://kubewhy.example/"), "the answer has no links under the new base URL");
     }
 }
