@@ -66,11 +66,6 @@ fn inputs() -> Vec<String> {
     v
 }
 
-fn vm_hwm_kib() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    s.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()
-}
-
 /// In-process figures of one graph.
 struct Warm {
     build: Duration,
@@ -328,7 +323,7 @@ fn main() {
         w3.p50.as_secs_f64() / w1.p50.as_secs_f64(),
         w3.p99.as_secs_f64() / w1.p99.as_secs_f64()
     );
-    if let Some(k) = vm_hwm_kib() {
+    if let Some(k) = kubewhy_e2e::procfs::peak_rss_kib("self") {
         println!("peak RSS of this benchmark process: {:.1} MiB", k as f64 / 1024.0);
     }
 

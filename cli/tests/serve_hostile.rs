@@ -240,18 +240,12 @@ fn issue16_serve_survives_every_hostile_input() {
     assert!(body.contains("failure-mode/insufficient-resources") && !body.contains("\"isError\":true"), "{}", &body[..body.len().min(300)]);
     assert!(took < Duration::from_secs(5), "{took:?}");
     // Peak memory through all of it (the REPLACE bomb alone reached 3.1 GB before issue 16).
-    if let Some(kib) = peak_rss_kib(server.child.id()) {
+    if let Some(kib) = kubewhy_e2e::procfs::peak_rss_kib(server.child.id()) {
         eprintln!("server peak RSS through every hostile input: {} MiB", kib / 1024);
         assert!(kib < 1024 * 1024, "serve peaked at {} MiB", kib / 1024);
     }
     eprintln!("every hostile input answered; {:?} after start-up", began.elapsed());
     assert!(began.elapsed() < Duration::from_secs(90), "{:?}", began.elapsed());
-}
-
-/// Peak resident set size (`VmHWM` of `/proc/<pid>/status`) in KiB; `None` without `/proc`.
-fn peak_rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.split_whitespace().next()).and_then(|v| v.parse().ok())
 }
 
 fn form_encode(pairs: &[(&str, &str)]) -> String {

@@ -30,6 +30,7 @@ use rmcp::model::{
 };
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
+use kubewhy_e2e::procfs::{cpu_time, peak_rss_kib};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -85,27 +86,6 @@ fn options() -> anyhow::Result<Options> {
         }
     }
     Ok(o)
-}
-
-/// User + system CPU time of a process, from `/proc/<pid>/stat` (fields 14 and 15, in clock
-/// ticks of 10 ms on Linux). `None` where `/proc` cannot be read.
-fn cpu_time(pid: &str) -> Option<Duration> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces; fields after it follow the last ')'.
-    let rest = stat.rsplit_once(')')?.1;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 10))
-}
-
-/// Peak resident set size (`VmHWM`) of a process, in KiB.
-fn rss_peak_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
 }
 
 fn percentile(values: &mut [f64], p: f64) -> f64 {
@@ -295,7 +275,7 @@ fn main() -> anyhow::Result<()> {
     } else {
         SYMPTOMS.iter().map(|s| s.to_string()).collect()
     });
-    let cpu = |pid: Option<u32>| pid.and_then(|p| cpu_time(&p.to_string()));
+    let cpu = |pid: Option<u32>| pid.and_then(cpu_time);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -378,7 +358,7 @@ fn main() -> anyhow::Result<()> {
     if let Some(pid) = server_pid {
         println!(
             "server peak RSS {} KiB",
-            rss_peak_kib(pid).map_or("n/a".into(), |k| k.to_string())
+            peak_rss_kib(pid).map_or("n/a".into(), |k| k.to_string())
         );
     }
     let mut distinct = f.errors.clone();

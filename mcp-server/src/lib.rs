@@ -397,7 +397,7 @@ impl KubewhyServer {
         }
         let quick = QUICK_TOOLS.contains(&name);
         // The tool and its arguments (a JSON object's keys come out sorted), when it is quick.
-        let key = quick.then(|| format!("{name}\n{}", serde_json::Value::Object(args.clone())));
+        let key = quick.then(|| format!("{name}\n{}", serde_json::to_string(&args).unwrap_or_default()));
         // A call like one already running waits for its answer instead of running the tool again.
         let guard = match &key {
             Some(k) => match self.answers.get_value_or_guard_async(k.as_str()).await {
@@ -406,11 +406,13 @@ impl KubewhyServer {
             },
             None => None,
         };
-        // Never closed, so acquiring fails only if it were; then run without a permit.
-        let permit = if quick { self.quick.acquire().await.ok() } else { None };
-        if quick {
+        let permit = if quick {
             self.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
+            // Never closed, so acquiring fails only if it were; then run without a permit.
+            self.quick.acquire().await.ok()
+        } else {
+            None
+        };
         let joined = tokio::task::spawn_blocking(move || run_tool(&engine, &owned, args)).await;
         drop(permit);
         let result = match joined {
